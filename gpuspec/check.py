@@ -1,0 +1,137 @@
+"""Claims against values: the comparison rules (=, ≈, bounds, ranges, words) and a Verdict per claim and source."""
+from __future__ import annotations
+
+from attrs import frozen
+
+from gpuspec import model, units
+from gpuspec.diagnostics import Diagnostic
+from gpuspec.model.expressions import evaluate
+from gpuspec.model.values import Value
+from gpuspec.program import Claim, Expected, Program
+
+# Relative slack for floating-point noise when a value sits exactly on a boundary.
+_EPSILON = 1e-9
+_SKIP_REASONS = {
+    "calibrated": "no calibration profile was given",
+    "measured": "measurements need `--measure` on a machine with a CUDA GPU",
+}
+
+
+@frozen
+class Verdict:
+    """The outcome of one claim against one source: pass, fail or skip, with the value and why."""
+
+    claim: Claim
+    source: str
+    status: str  # "pass", "fail" or "skip"
+    actual: Value | None
+    message: str
+
+
+def holds(actual: Value, claim: Claim) -> bool:
+    """Whether `actual` satisfies the claim.
+
+    =  the value rounds to the digits written (62 waves holds for 62.06; 33.5 MB fails for 33.55 MB)
+    ≈  within the tolerance: relative to the claimed value, or absolute
+    < ≤ > ≥  as written, for every value in the range if the value is a range
+    a range `20–30` holds when the value lies within it, rounded to the digits written; `400+` when at least 400
+    A value that is itself a range (a measured latency) meets `=` and `≈` when the two overlap.
+    """
+    expected = claim.expected
+    if expected.kind == "word":
+        return actual.number == expected.low
+    low, high = actual.bounds
+    want = float(expected.low)  # type: ignore[arg-type]
+    half = expected.resolution / 2
+    slack = _EPSILON * max(abs(want), abs(low), abs(high), 1e-300)
+    if expected.kind == "at_least":
+        return low >= want - half - slack
+    if expected.kind == "range":
+        top = float(expected.high)  # type: ignore[arg-type]
+        widen = _tolerance(claim, (want + top) / 2) if claim.comparator == "≈" else 0.0
+        return want - half - widen - slack <= low and high < top + half + widen + slack
+    comparator = claim.comparator
+    if comparator == "=":
+        return _overlap(low, high, want - half - slack, want + half - slack)
+    if comparator == "≈":
+        tolerance = _tolerance(claim, want)
+        return _overlap(low, high, want - tolerance - slack, want + tolerance + slack)
+    if comparator == "<":
+        return high < want
+    if comparator == "≤":
+        return high <= want + slack
+    if comparator == ">":
+        return low > want
+    return low >= want - slack
+
+
+def _overlap(low: float, high: float, lower: float, upper: float) -> bool:
+    if low == high:
+        return lower <= low < upper if upper > lower else low == lower
+    return low < upper and high >= lower
+
+
+def _tolerance(claim: Claim, want: float) -> float:
+    tolerance = claim.tolerance
+    if tolerance is None:
+        return 0.0
+    return tolerance.absolute if tolerance.absolute is not None else abs(want) * tolerance.relative  # type: ignore[operator]
+
+
+def check(program: Program) -> tuple[list[Verdict], list[Diagnostic]]:
+    """Every claim of a program against each of its sources. Model errors become diagnostics."""
+    verdicts: list[Verdict] = []
+    errors: list[Diagnostic] = []
+    for claim in program.claims:
+        for source in claim.sources:
+            if source != "model":
+                verdicts.append(Verdict(claim, source, "skip", None, _SKIP_REASONS[source]))
+                continue
+            try:
+                actual = evaluate(claim.subject, model.estimate)
+            except model.ModelError as error:
+                errors.append(Diagnostic("model", str(error), claim.span))
+                break
+            passed = holds(actual, claim)
+            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, describe(actual, claim, passed)))
+    return verdicts, errors
+
+
+def describe(actual: Value, claim: Claim, passed: bool) -> str:
+    """`time = 20.03 µs, not ≈ 30 µs (± 10%: 27–33 µs)`: the computed value against the claim."""
+    expected = claim.expected
+    shown = show(actual, expected)
+    if expected.kind == "word":
+        return f"{claim.metric} is {shown}" if passed else f"{claim.metric} is {shown}, not {expected.low}"
+    wanted = f"{'' if claim.comparator == '=' else claim.comparator + ' '}{expected.written}"
+    if claim.comparator == "≈" and claim.tolerance is not None and expected.kind == "point":
+        margin = _tolerance(claim, float(expected.low))  # type: ignore[arg-type]
+        unit = expected.unit
+        lo = show_number(float(expected.low) - margin, unit)  # type: ignore[arg-type]
+        hi = show_number(float(expected.low) + margin, unit)  # type: ignore[arg-type]
+        wanted += f" ({claim.tolerance.written}: {lo}–{hi})"
+    if passed:
+        return f"{claim.metric} = {shown}, {wanted}" if claim.comparator != "=" else f"{claim.metric} = {shown}"
+    if claim.comparator == "=" and expected.kind == "point":
+        return f"{claim.metric} = {shown}, which does not round to {expected.written}"
+    return f"{claim.metric} = {shown}, not {wanted}"
+
+
+def show(actual: Value, expected: Expected) -> str:
+    """The computed value in the unit the claim was written in."""
+    if isinstance(actual.number, str):
+        return actual.number
+    if actual.low is not None and actual.high is not None and actual.low != actual.high:
+        return f"{show_number(actual.low, expected.unit)}–{show_number(actual.high, expected.unit)}"
+    return show_number(actual.number, expected.unit, expected)
+
+
+def show_number(number: float, unit: units.Unit | None, expected: Expected | None = None) -> str:
+    if unit is None:
+        return units.format_count(number)
+    decimals = 0
+    if expected is not None and expected.unit is not None:
+        step = expected.resolution / expected.unit.scale
+        decimals = max(0, len(f"{step:.12f}".rstrip("0").partition(".")[2])) + 1 if step < 1 else 0
+    text = units.format_in(number, unit, at_least_decimals=decimals)
+    return text if unit.symbol else text.strip()

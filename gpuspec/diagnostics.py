@@ -1,0 +1,48 @@
+"""Errors in spec input: Diagnostic (code, words, location, help) and SpecError that carries them."""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from attrs import frozen
+
+from gpuspec.text import Span
+
+
+@frozen
+class Diagnostic:
+    """One problem with the input, located in a file.
+
+    code is a stable kebab-case id (`unknown-device`); message says what is wrong; help, when there is
+    real help, says what would be right.
+    """
+
+    code: str
+    message: str
+    span: Span | None
+    help: str | None = None
+
+    def sort_key(self) -> tuple:
+        s = self.span
+        return (s.file, s.line, s.column) if s else ("", 0, 0)
+
+
+class SpecError(Exception):
+    """The input is invalid; every diagnostic found is in `diagnostics`, sorted by position."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
+        super().__init__("; ".join(d.message for d in self.diagnostics))
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str | None:
+    """A 'did you mean' help line naming the closest of `known`, or None when nothing is close."""
+    known = list(known)
+    lowered = {k.lower(): k for k in known}
+    if word.lower() in lowered:
+        return f"did you mean `{lowered[word.lower()]}`?"
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=3, cutoff=0.6)
+    if not close:
+        return None
+    names = [f"`{lowered[c]}`" for c in close]
+    return f"did you mean {' or '.join(names)}?"

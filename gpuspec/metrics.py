@@ -1,0 +1,93 @@
+"""The metric vocabulary: every metric's name, dimension and meaning, and the phrases that name it."""
+from __future__ import annotations
+
+from attrs import frozen
+
+from gpuspec import units
+from gpuspec.units import BANDWIDTH, BYTES, COUNT, FLOP_RATE, FLOPS, INTENSITY, TIME
+
+WORD = None  # the dimension of a metric whose value is a word (bound)
+
+
+@frozen
+class Metric:
+    name: str
+    dimension: units.Dimension | None
+    meaning: str
+
+
+_ALL = [
+    Metric("elements", COUNT, "elements of the output"),
+    Metric("bytes_read", BYTES, "bytes read from HBM, all kernels"),
+    Metric("bytes_written", BYTES, "bytes written to HBM, all kernels"),
+    Metric("bytes_moved", BYTES, "bytes read plus bytes written"),
+    Metric("flops", FLOPS, "floating-point operations (FMA = 2)"),
+    Metric("intensity", INTENSITY, "arithmetic intensity: FLOPs per byte moved"),
+    Metric("ridge_point", INTENSITY, "the intensity where the math peak and the bandwidth meet"),
+    Metric("peak_flop_rate", FLOP_RATE, "the math ceiling this workload runs against"),
+    Metric("t_mem", TIME, "time to move the bytes at full bandwidth"),
+    Metric("t_math", TIME, "time to do the FLOPs at the peak rate"),
+    Metric("t_floor", TIME, "the shortest time any kernel takes, per kernel"),
+    Metric("time", TIME, "GPU time of the workload"),
+    Metric("bound", WORD, "what limits the time: memory, compute or overhead"),
+    Metric("achieved_bandwidth", BANDWIDTH, "bytes moved / time"),
+    Metric("bandwidth_utilization", COUNT, "achieved bandwidth / peak bandwidth"),
+    Metric("achieved_flop_rate", FLOP_RATE, "FLOPs / time"),
+    Metric("flop_utilization", COUNT, "achieved FLOP rate / peak FLOP rate"),
+    Metric("threads_per_block", COUNT, "threads in one block"),
+    Metric("warps_per_block", COUNT, "warps in one block"),
+    Metric("threads", COUNT, "threads in the grid (blocks × threads per block)"),
+    Metric("blocks", COUNT, "blocks in the grid, per kernel"),
+    Metric("resident_blocks_per_sm", COUNT, "blocks one SM holds at once"),
+    Metric("residency_limit", WORD, "what limits resident blocks per SM"),
+    Metric("blocks_per_wave", COUNT, "blocks the whole chip holds at once"),
+    Metric("waves", COUNT, "blocks / blocks per wave (a fraction)"),
+    Metric("waves_started", COUNT, "waves started: the fraction rounded up"),
+    Metric("last_wave_occupancy", COUNT, "how full the last wave is"),
+    Metric("kernels", COUNT, "kernels launched"),
+    Metric("launches", COUNT, "kernel launches"),
+    Metric("round_trips", COUNT, "intermediate tensors that go to HBM and back"),
+]
+METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
+
+ALIASES = {
+    "bytes": "bytes_moved",
+    "traffic": "bytes_moved",
+    "flop": "flops",
+    "arithmetic_intensity": "intensity",
+    "ridge": "ridge_point",
+    "blocks_per_sm": "resident_blocks_per_sm",
+    "t": "time",
+    "duration": "time",
+    "grid": "blocks",
+    "hbm_round_trips": "round_trips",
+}
+
+# Count words (and what follows them) that name a metric: `62 waves`, `8 blocks per SM`.
+NOUN_PHRASES = {
+    "elements": "elements", "numbers": "elements",
+    "waves": "waves", "waves started": "waves_started",
+    "blocks": "blocks", "blocks per sm": "resident_blocks_per_sm", "blocks per wave": "blocks_per_wave",
+    "threads": "threads", "threads per block": "threads_per_block", "warps per block": "warps_per_block",
+    "kernels": "kernels", "launches": "launches",
+    "round trips": "round_trips", "trips": "round_trips",
+}
+# A dimensioned amount with the words after its unit: `67.1 MB moved`, `33.5 MB read`, `≈ 20 µs`.
+UNIT_PHRASES = {
+    (BYTES, ""): "bytes_moved", (BYTES, "moved"): "bytes_moved", (BYTES, "of traffic"): "bytes_moved",
+    (BYTES, "read"): "bytes_read", (BYTES, "written"): "bytes_written",
+    (FLOPS, ""): "flops", (INTENSITY, ""): "intensity",
+    (TIME, ""): "time", (BANDWIDTH, ""): "achieved_bandwidth", (FLOP_RATE, ""): "achieved_flop_rate",
+}
+
+
+def canonical(name: str) -> str | None:
+    """The metric `name` means (its own name or an alias), or None."""
+    if name in METRICS:
+        return name
+    return ALIASES.get(name)
+
+
+def singular(word: str) -> str:
+    return {"wave": "waves", "block": "blocks", "element": "elements", "kernel": "kernels",
+            "launch": "launches", "thread": "threads", "warp": "warps"}.get(word, word)

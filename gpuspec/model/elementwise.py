@@ -1,0 +1,216 @@
+"""The elementwise model: bytes, FLOPs, roofline times, bound and kernels of an elementwise workload.
+
+Rules:
+- Each kernel reads each of its tensor inputs once and writes its output once (one thread per element).
+- Eager runs one kernel per operation, so every intermediate makes a round trip through HBM; fused runs one.
+- Elementwise math runs on the plain (non-tensor) units at the fp32 rate (fp64 for fp64 tensors):
+  PyTorch and Triton compute half types in fp32 for elementwise work.
+- A kernel's time is the largest of t_mem, t_math and the device's kernel floor; eager adds its kernels up.
+"""
+from __future__ import annotations
+
+import math
+
+from attrs import frozen
+
+from gpuspec import units
+from gpuspec.model import occupancy
+from gpuspec.model.estimate import Estimate
+from gpuspec.model.values import (Value, ceil_quotient, choice, given, largest, product, quotient, renamed,
+                                  total)
+from gpuspec.workloads import DTYPES, UNARY_FLOPS, Apply, Node, Scalar, Tensor, is_constant, result_dtype, result_shape
+
+COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
+
+
+@frozen
+class Kernel:
+    """One kernel's traffic and work: what it reads and writes, and its FLOPs."""
+
+    label: str
+    bytes_read: int
+    bytes_written: int
+    flops: int
+
+
+def _size(node: Node) -> int:
+    """Bytes of a node's result in HBM."""
+    dtype = result_dtype(node) or "fp32"
+    return math.prod(result_shape(node)) * DTYPES[dtype][0]
+
+
+def _flops(node: Node) -> int:
+    """FLOPs of one operation node (not its arguments)."""
+    if not isinstance(node, Apply) or is_constant(node):
+        return 0
+    elements = math.prod(result_shape(node))
+    if node.op in UNARY_FLOPS:
+        return elements * UNARY_FLOPS[node.op]
+    return elements  # add, sub, mul, div, pow, maximum, minimum: one FLOP each
+
+
+def _operations(node: Node) -> list[Apply]:
+    """The operation nodes that need a kernel, arguments first (the order eager runs them)."""
+    if not isinstance(node, Apply) or is_constant(node):
+        return []
+    found = [op for arg in node.args for op in _operations(arg)]
+    return found + [node]
+
+
+def _reads(node: Apply, fused: bool) -> dict[Node, int]:
+    """The HBM reads of the kernel computing `node`: inputs (fused) or direct arguments (eager)."""
+    reads: dict[Node, int] = {}
+    for arg in node.args:
+        if isinstance(arg, Tensor):
+            reads[arg] = _size(arg)
+        elif isinstance(arg, Apply) and not is_constant(arg):
+            if fused:
+                reads.update(_reads(arg, True))
+            else:
+                reads[arg] = _size(arg)
+    return reads
+
+
+def kernels(workload) -> list[Kernel]:
+    """The kernels the workload launches, in order."""
+    root = workload.expr
+    if isinstance(root, Tensor):  # a plain copy of a tensor
+        return [Kernel(root.name, _size(root), _size(root), 0)]
+    operations = _operations(root)
+    if workload.mode == "fused":
+        return [Kernel(workload.text or "fused", sum(_reads(root, True).values()), _size(root),
+                       sum(_flops(op) for op in operations))]
+    return [Kernel(op.text or op.op, sum(_reads(op, False).values()), _size(op), _flops(op)) for op in operations]
+
+
+def _kernels(e: Estimate) -> list[Kernel]:
+    cached = getattr(e, "_kernel_list", None)
+    if cached is None:
+        cached = e._kernel_list = kernels(e.workload)  # type: ignore[attr-defined]
+    return cached
+
+
+def elements(e: Estimate) -> Value:
+    return given("elements", math.prod(result_shape(e.workload.expr)), COUNT)
+
+
+def bytes_read(e: Estimate) -> Value:
+    ks = _kernels(e)
+    if len(ks) == 1:
+        return given("bytes_read", ks[0].bytes_read, BYTES, note="each input read once")
+    parts = [given(f"read by kernel {i} ({k.label})", k.bytes_read, BYTES) for i, k in enumerate(ks, 1)]
+    return total("bytes_read", *parts)
+
+
+def bytes_written(e: Estimate) -> Value:
+    ks = _kernels(e)
+    if len(ks) == 1:
+        return given("bytes_written", ks[0].bytes_written, BYTES, note="the output written once")
+    parts = [given(f"written by kernel {i} ({k.label})", k.bytes_written, BYTES) for i, k in enumerate(ks, 1)]
+    return total("bytes_written", *parts)
+
+
+def bytes_moved(e: Estimate) -> Value:
+    return total("bytes_moved", e["bytes_read"], e["bytes_written"])
+
+
+def flops(e: Estimate) -> Value:
+    return given("flops", sum(k.flops for k in _kernels(e)), FLOPS,
+                 note="one FLOP per element per operation; FMA = 2")
+
+
+def peak_flop_rate(e: Estimate) -> Value:
+    # Elementwise work runs on the plain units; half types are computed in fp32.
+    uses_fp64 = result_dtype(e.workload.expr) == "fp64"
+    return renamed("peak_flop_rate", e.fact("fp64" if uses_fp64 else "fp32"))
+
+
+def intensity(e: Estimate) -> Value:
+    return quotient("intensity", e["flops"], e["bytes_moved"])
+
+
+def ridge_point(e: Estimate) -> Value:
+    return quotient("ridge_point", e["peak_flop_rate"], e.fact("hbm_bandwidth"))
+
+
+def t_mem(e: Estimate) -> Value:
+    return quotient("t_mem", e["bytes_moved"], e.fact("hbm_bandwidth"))
+
+
+def t_math(e: Estimate) -> Value:
+    return quotient("t_math", e["flops"], e["peak_flop_rate"])
+
+
+def t_floor(e: Estimate) -> Value:
+    return product("t_floor", e["kernels"], e.fact("kernel_floor"))
+
+
+def time(e: Estimate) -> Value:
+    ks = _kernels(e)
+    if len(ks) == 1:
+        return largest("time", e["t_mem"], e["t_math"], e.fact("kernel_floor"))
+    bandwidth, peak, floor = e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")
+    parts = []
+    for i, k in enumerate(ks, 1):
+        moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, BYTES)
+        work = given(f"FLOPs of kernel {i}", k.flops, FLOPS)
+        parts.append(largest(f"time of kernel {i} ({k.label})", quotient(f"t_mem of kernel {i}", moved, bandwidth),
+                             quotient(f"t_math of kernel {i}", work, peak), floor))
+    return total("time", *parts, note="eager: kernels run one after another")
+
+
+def bound(e: Estimate) -> Value:
+    candidates = {"memory": e["t_mem"], "compute": e["t_math"], "overhead": e["t_floor"]}
+    word = max(candidates, key=lambda k: candidates[k].number)
+    return choice("bound", word, "the largest of {0}, {1} and {2}", tuple(candidates.values()))
+
+
+def achieved_bandwidth(e: Estimate) -> Value:
+    return quotient("achieved_bandwidth", e["bytes_moved"], e["time"])
+
+
+def bandwidth_utilization(e: Estimate) -> Value:
+    return quotient("bandwidth_utilization", e["achieved_bandwidth"], e.fact("hbm_bandwidth"))
+
+
+def achieved_flop_rate(e: Estimate) -> Value:
+    return quotient("achieved_flop_rate", e["flops"], e["time"])
+
+
+def flop_utilization(e: Estimate) -> Value:
+    return quotient("flop_utilization", e["achieved_flop_rate"], e["peak_flop_rate"])
+
+
+def blocks(e: Estimate) -> Value:
+    return ceil_quotient("blocks", e["elements"], e["threads_per_block"], note="one thread per element")
+
+
+def threads(e: Estimate) -> Value:
+    return product("threads", e["blocks"], e["threads_per_block"])
+
+
+def kernel_count(e: Estimate) -> Value:
+    ks = _kernels(e)
+    note = "fused: one kernel" if e.workload.mode == "fused" else "eager: one kernel per operation"
+    return given("kernels", len(ks), COUNT, note=note)
+
+
+def launches(e: Estimate) -> Value:
+    return renamed("launches", e["kernels"])
+
+
+def round_trips(e: Estimate) -> Value:
+    trips = 0 if e.workload.mode == "fused" else max(0, len(_kernels(e)) - 1)
+    return given("round_trips", trips, COUNT, note="each intermediate is written to HBM and read back")
+
+
+RULES = {
+    "elements": elements, "bytes_read": bytes_read, "bytes_written": bytes_written, "bytes_moved": bytes_moved,
+    "flops": flops, "peak_flop_rate": peak_flop_rate, "intensity": intensity, "ridge_point": ridge_point,
+    "t_mem": t_mem, "t_math": t_math, "t_floor": t_floor, "time": time, "bound": bound,
+    "achieved_bandwidth": achieved_bandwidth, "bandwidth_utilization": bandwidth_utilization,
+    "achieved_flop_rate": achieved_flop_rate, "flop_utilization": flop_utilization,
+    "blocks": blocks, "threads": threads, "kernels": kernel_count, "launches": launches,
+    "round_trips": round_trips,
+    **occupancy.RULES,
+}

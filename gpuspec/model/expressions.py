@@ -1,0 +1,51 @@
+"""Evaluate what a claim is about (a resolved reference) to a Value, using the model for metrics."""
+from __future__ import annotations
+
+from gpuspec.model.estimate import ModelError
+from gpuspec.model.values import Value, fact, renamed
+from gpuspec.program import FactRef, Literal, MetricRef, NamedRef, Operation, Ref, apply
+
+_SYMBOLS = {"+": " + ", "-": " - ", "*": " × ", "/": " / ", "^": "^"}
+
+
+def evaluate(ref: Ref, estimate_of) -> Value:
+    """The Value of `ref`; `estimate_of(workload)` gives a workload's Estimate. ModelError if it cannot."""
+    if isinstance(ref, Literal):
+        return Value(ref.text, ref.value, ref.dimension)
+    if isinstance(ref, MetricRef):
+        return estimate_of(ref.workload)[ref.metric]
+    if isinstance(ref, FactRef):
+        found = ref.device.fact(ref.name)
+        if found is None:
+            raise ModelError(f"device {ref.device.name} has no `{ref.name}`")
+        return fact(found)
+    if isinstance(ref, NamedRef):
+        return renamed(ref.name, evaluate(ref.expr, estimate_of))
+    args = [evaluate(a, estimate_of) for a in ref.args]
+    if any(isinstance(a.number, str) for a in args):
+        raise ModelError("a word cannot take part in arithmetic")
+    try:
+        number = apply(ref.op, [a.number for a in args])
+    except ZeroDivisionError:
+        raise ModelError(f"`{ref.text}` divides by zero") from None
+    except OverflowError:
+        raise ModelError(f"`{ref.text}` is too large to compute") from None
+    if ref.op == "neg":
+        rule = "-{0}"
+    elif ref.op in _SYMBOLS:
+        rule = "{0}" + _SYMBOLS[ref.op] + "{1}"
+    else:
+        rule = ref.op + "(" + ", ".join(f"{{{i}}}" for i in range(len(args))) + ")"
+    low = high = None
+    if any(a.low is not None and a.low != a.high for a in args) and ref.op in ("*", "/", "neg", "+", "-") \
+            and all(isinstance(a.number, float | int) for a in args):
+        corners = _corners(ref.op, args)
+        low, high = min(corners), max(corners)
+    return Value(ref.text, number, ref.dimension, rule, tuple(args), low=low, high=high)
+
+
+def _corners(op: str, args: list[Value]) -> list[float]:
+    """Every value the operation takes at the ends of its arguments' ranges (for interval arithmetic)."""
+    if op == "neg":
+        return [-x for x in args[0].bounds]
+    return [apply(op, [a, b]) for a in args[0].bounds for b in args[1].bounds if not (op == "/" and b == 0)]

@@ -1,0 +1,274 @@
+"""The Spec AST: frozen attrs nodes, each with the Span it came from. Nothing here is interpreted."""
+from __future__ import annotations
+
+from typing import Union
+
+from attrs import field, frozen
+
+from gpuspec.text import Span
+
+
+def _span():
+    return field(eq=False, repr=False, kw_only=True)
+
+
+# --- numbers as written -------------------------------------------------------------------------
+
+
+@frozen
+class Number:
+    """A number exactly as written: `16,777,216`, `0.25`, `8.03e9`."""
+
+    text: str
+    span: Span = _span()
+
+    @property
+    def value(self) -> float:
+        return float(self.text.replace(",", ""))
+
+    @property
+    def resolution(self) -> float:
+        """The place value of the last digit written: 1 for `62`, 0.1 for `33.5`, 1e7 for `8.03e9`."""
+        mantissa, _, exponent = self.text.replace(",", "").lower().partition("e")
+        decimals = len(mantissa.partition(".")[2])
+        return 10.0 ** (int(exponent or 0) - decimals)
+
+
+@frozen
+class Phrase:
+    """A unit and the words after it that name a metric: `MB moved`, `blocks per wave`."""
+
+    unit: str
+    words: tuple[str, ...] = field(converter=tuple, default=())
+    span: Span = _span()
+
+
+@frozen
+class Amount:
+    """The value side of a claim: a point (`20 µs`), a range (`20–30 cycles`) or a lower bound (`400+`)."""
+
+    kind: str  # "point", "range" or "at_least"
+    low: Number
+    high: Number | None
+    phrase: Phrase | None
+    span: Span = _span()
+
+
+@frozen
+class Word:
+    """A bare word as the value side of a claim: `bound = memory`."""
+
+    text: str
+    span: Span = _span()
+
+
+@frozen
+class Tolerance:
+    """`± 5%` or `± 2 µs` beside a value."""
+
+    number: Number
+    unit: str | None
+    span: Span = _span()
+
+
+# --- expressions ----------------------------------------------------------------------------------
+
+
+@frozen
+class Quantity:
+    """A number with an optional unit inside an expression: `2`, `2 B`, `3.35 TB/s`."""
+
+    number: Number
+    unit: str | None
+    span: Span = _span()
+
+
+@frozen
+class Name:
+    """A name: a tensor, a workload, a named value, or a metric inside a workload's claims."""
+
+    id: str
+    span: Span = _span()
+
+
+@frozen
+class Member:
+    """`y.waves`: a metric of a named workload."""
+
+    owner: str
+    attribute: str
+    span: Span = _span()
+
+
+@frozen
+class DeviceField:
+    """`device.hbm_bandwidth`: a field of the current device."""
+
+    field_name: str
+    span: Span = _span()
+
+
+@frozen
+class BinOp:
+    """`left op right` with op one of + - * / ^."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span = _span()
+
+
+@frozen
+class Neg:
+    operand: "Expr"
+    span: Span = _span()
+
+
+@frozen
+class Call:
+    """`exp(x)`, `max(a, b)`."""
+
+    function: str
+    args: tuple["Expr", ...] = field(converter=tuple)
+    span: Span = _span()
+
+
+Expr = Union[Quantity, Name, Member, DeviceField, BinOp, Neg, Call]
+
+
+# --- tensors and workload options -----------------------------------------------------------------
+
+
+@frozen
+class Dim:
+    """One or more dimensions written as one: `4096` (1), `4096²` (2), `4096^3` (3)."""
+
+    size: int
+    repeat: int
+    span: Span = _span()
+
+
+@frozen
+class TensorType:
+    """A dtype and a shape: `bf16[4096, 4096]`, `4096² bf16`."""
+
+    dtype: str
+    dims: tuple[Dim, ...] = field(converter=tuple)
+    span: Span = _span()
+
+
+@frozen
+class Options:
+    """What follows a workload's expression: `on 4096² bf16`, `eager`/`fused`, `with 128 threads per block`."""
+
+    on: TensorType | None = None
+    mode: str | None = None
+    threads: Number | None = None
+    span: Span | None = _span()
+
+
+# --- claims ---------------------------------------------------------------------------------------
+
+
+@frozen
+class Claim:
+    """One statement about one number (or word) to be checked.
+
+    subject is the expression claimed about, or None when the metric is implied by the phrase
+    (`62 waves`, `≈20µs`) or the claim is a bound word (`memory-bound`).
+    """
+
+    comparator: str  # canonical: = ≈ < ≤ > ≥
+    subject: Expr | None
+    value: Amount | Word
+    tolerance: Tolerance | None
+    text: str
+    span: Span = _span()
+
+
+@frozen
+class Quote:
+    """A quoted sentence; it travels with the claims that follow it."""
+
+    text: str
+    span: Span = _span()
+
+
+@frozen
+class Block:
+    """The claims after `is` and in the indented block, in order, with their quotes."""
+
+    items: tuple[Claim | Quote, ...] = field(converter=tuple)
+
+
+# --- statements -----------------------------------------------------------------------------------
+
+
+@frozen
+class Assignment:
+    name: str
+    value: Expr
+    span: Span = _span()
+
+
+@frozen
+class DeviceStatement:
+    """`device NAME [from BASE] [with field = value, ...]`: the device for what follows."""
+
+    name: str
+    base: str | None
+    assignments: tuple[Assignment, ...] = field(converter=tuple)
+    span: Span = _span()
+
+
+@frozen
+class Setting:
+    """`set name = value`: a file-level setting for what follows."""
+
+    name: str
+    amount: Amount | None
+    words: tuple[str, ...] = field(converter=tuple)
+    span: Span = _span()
+
+
+@frozen
+class TensorBinding:
+    """`x = bf16[4096, 4096]`."""
+
+    name: str
+    tensor: TensorType
+    span: Span = _span()
+
+
+@frozen
+class Subject:
+    """An expression and what is claimed about it; named when written `name = expr ...`.
+
+    Over tensors it is a workload; over quantities it is a named value.
+    """
+
+    name: str | None
+    expr: Expr
+    options: Options
+    claims: Block
+    text: str
+    span: Span = _span()
+
+
+@frozen
+class DirectClaim:
+    """A claim on its own line: `weights / device.hbm_bandwidth ≈ 4.8 ms`."""
+
+    claim: Claim
+    span: Span = _span()
+
+
+Statement = Union[DeviceStatement, Setting, Quote, TensorBinding, Subject, DirectClaim]
+
+
+@frozen
+class Spec:
+    """One parsed spec file."""
+
+    path: str
+    statements: tuple[Statement, ...] = field(converter=tuple)

@@ -1,0 +1,117 @@
+"""Paths -> Report: find spec files, then parse, resolve and check each one; and the data `explain` prints."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from attrs import frozen
+
+from gpuspec import model
+from gpuspec.check import Verdict, check
+from gpuspec.diagnostics import Diagnostic, SpecError
+from gpuspec.model.expressions import evaluate
+from gpuspec.model.values import Value
+from gpuspec.parse import parse
+from gpuspec.program import Claim, Program
+from gpuspec.report import Report
+from gpuspec.resolve import resolve
+from gpuspec.text import Span, SpecText, UnreadableText, read_spec
+
+SPEC_SUFFIX = ".gpu"
+
+
+def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
+    """The spec files named by `paths`: files as given, and every *.gpu below a folder, sorted."""
+    found: list[Path] = []
+    errors: list[Diagnostic] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob(f"*{SPEC_SUFFIX}") if p.is_file()))
+        elif path.is_file():
+            found.append(path)
+        else:
+            errors.append(Diagnostic("no-such-path", f"no such file or folder: {given}", None,
+                                     "give a .gpu file or a folder that holds some"))
+    unique = list(dict.fromkeys(found))
+    return unique, errors
+
+
+def load(path: str | Path) -> tuple[SpecText, Program]:
+    """Read, parse and resolve one spec file. Raises SpecError for invalid input."""
+    try:
+        source = read_spec(path)
+    except UnreadableText as error:
+        span = Span(error.path, error.line, error.column, error.line, error.column + 1)
+        raise SpecError([Diagnostic("unreadable", error.reason, span)]) from None
+    except OSError as error:
+        span = Span(str(path), 1, 1, 1, 1)
+        raise SpecError([Diagnostic("unreadable", f"cannot read the file: {error.strerror or error}", span)]) from None
+    return source, resolve(parse(source))
+
+
+def run_check(paths: list[str]) -> Report:
+    """Check every claim in the spec files under `paths` against the model."""
+    files, diagnostics = spec_files(paths)
+    verdicts: list[Verdict] = []
+    texts: dict[str, str] = {}
+    for path in files:
+        try:
+            source, program = load(path)
+        except SpecError as error:
+            diagnostics.extend(error.diagnostics)
+            _remember(texts, path)
+            continue
+        texts[source.path] = source.text
+        found, errors = check(program)
+        verdicts.extend(found)
+        diagnostics.extend(errors)
+    return Report(verdicts, diagnostics, [str(f) for f in files], texts)
+
+
+def _remember(texts: dict[str, str], path: Path) -> None:
+    try:
+        texts[str(path)] = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pass
+
+
+@frozen
+class Explanation:
+    """What `explain` shows for one workload or claim: where it is, what it is, and its values."""
+
+    span: Span
+    title: str
+    values: tuple[Value, ...]
+    errors: tuple[str, ...] = ()
+
+
+def explain(path: str, line: int | None = None) -> list[Explanation]:
+    """Every metric of each workload in the file (or on `line`), and the value behind each direct claim."""
+    _, program = load(path)
+    found: list[Explanation] = []
+    for span, text, workload in program.workloads:
+        if line is not None and not span.line <= line <= span.end_line:
+            continue
+        estimate = model.estimate(workload)
+        values, errors = [], []
+        for name in estimate.names():
+            try:
+                values.append(estimate[name])
+            except model.ModelError as error:
+                errors.append(f"{name}: {error}")
+        device = workload.device
+        title = f"{text}  [{device.name}, {workload.mode}, {workload.threads_per_block} threads per block]"
+        found.append(Explanation(span, title, tuple(values), tuple(errors)))
+    covered = {e.span.line for e in found}
+    for claim in program.claims:
+        if claim.span.line in covered or (line is not None and claim.span.line != line):
+            continue
+        found.append(_claim_explanation(claim))
+    return sorted(found, key=lambda e: (e.span.line, e.span.column))
+
+
+def _claim_explanation(claim: Claim) -> Explanation:
+    try:
+        return Explanation(claim.span, claim.text, (evaluate(claim.subject, model.estimate),))
+    except model.ModelError as error:
+        return Explanation(claim.span, claim.text, (), (str(error),))

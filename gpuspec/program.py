@@ -1,0 +1,142 @@
+"""A resolved spec: claims whose names, units, devices and workloads are all looked up and in SI units."""
+from __future__ import annotations
+
+import math
+from typing import Union
+
+from attrs import field, frozen
+
+from gpuspec import units
+from gpuspec.devices import Device
+from gpuspec.text import Span
+
+SOURCES = ("model", "calibrated", "measured")
+
+
+# --- resolved expressions: what a claim is about -----------------------------------------------
+
+
+@frozen
+class Literal:
+    """A number from the spec, in SI units."""
+
+    value: float
+    dimension: units.Dimension
+    text: str
+
+
+@frozen
+class MetricRef:
+    """A metric of a workload."""
+
+    workload: object = field(repr=False)
+    metric: str
+    text: str
+
+
+@frozen
+class FactRef:
+    """A fact of a device."""
+
+    device: Device
+    name: str
+    text: str
+
+
+@frozen
+class NamedRef:
+    """A named value, and the expression that defines it."""
+
+    name: str
+    expr: "Ref"
+    dimension: units.Dimension | None
+    text: str
+
+
+@frozen
+class Operation:
+    """`left op right` (op in + - * / ^) or `-operand` (op 'neg', right None), or a function (min, max, ceil...)."""
+
+    op: str
+    args: tuple["Ref", ...] = field(converter=tuple)
+    dimension: units.Dimension | None
+    text: str
+
+
+Ref = Union[Literal, MetricRef, FactRef, NamedRef, Operation]
+
+
+# --- the value side -------------------------------------------------------------------------------
+
+
+@frozen
+class Expected:
+    """What a claim says the value is, in SI units.
+
+    kind is point, range, at_least or word. resolution is the place value of the last digit written,
+    in SI units, for the rounding rule of `=`. unit is the unit written (None for a word).
+    """
+
+    kind: str
+    low: float | str
+    high: float | None
+    resolution: float
+    unit: units.Unit | None
+    written: str
+
+
+@frozen
+class Tolerance:
+    """How far `≈` may be off: relative (a fraction of the claimed value) or absolute (SI units)."""
+
+    relative: float | None
+    absolute: float | None
+    written: str
+    from_file: bool  # the file's default rather than one written beside the claim
+
+
+@frozen
+class Claim:
+    """One claim, ready to check: about `subject` (a reference) on the given sources."""
+
+    span: Span
+    text: str
+    statement: str           # the statement the claim belongs to, as written (its first line)
+    metric: str              # what the claim is about, in words: `time`, `t_mem / t_math`
+    comparator: str
+    subject: Ref
+    expected: Expected
+    tolerance: Tolerance | None
+    sources: tuple[str, ...]
+    quote: str | None = None
+
+
+@frozen
+class Program:
+    """Everything one spec file claims, in order, and the workloads it defines (for explain)."""
+
+    path: str
+    claims: tuple[Claim, ...] = field(converter=tuple)
+    workloads: tuple[tuple[Span, str, object], ...] = field(converter=tuple)  # (span, text, workload)
+
+
+def apply(op: str, args: list[float]) -> float:
+    """The arithmetic of an Operation on plain numbers (SI units). ZeroDivisionError on division by zero."""
+    if op == "neg":
+        return -args[0]
+    if op == "+":
+        return args[0] + args[1]
+    if op == "-":
+        return args[0] - args[1]
+    if op == "*":
+        return args[0] * args[1]
+    if op == "/":
+        return args[0] / args[1]
+    if op == "^":
+        return args[0] ** args[1]
+    if op in ("min", "max"):
+        return (min if op == "min" else max)(args)
+    return _ROUNDERS[op](args[0])
+
+
+_ROUNDERS = {"ceil": math.ceil, "floor": math.floor, "round": round, "sqrt": math.sqrt}

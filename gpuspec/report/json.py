@@ -1,0 +1,54 @@
+"""The JSON report: one versioned object with every result and error, for tools to read."""
+from __future__ import annotations
+
+import json
+
+from gpuspec import units
+from gpuspec.check import Verdict
+from gpuspec.report import Report
+
+VERSION = 1
+
+
+def to_dict(report: Report) -> dict:
+    return {
+        "version": VERSION,
+        "results": [_result(v) for v in report.verdicts],
+        "errors": [{"file": d.span.file if d.span else None, "line": d.span.line if d.span else None,
+                    "column": d.span.column if d.span else None, "code": d.code, "message": d.message,
+                    "help": d.help} for d in report.diagnostics],
+        "summary": report.summary,
+    }
+
+
+def _result(verdict: Verdict) -> dict:
+    claim, actual = verdict.claim, verdict.actual
+    number = None if actual is None else actual.number
+    dimension = None if actual is None else actual.dimension
+    result = {
+        "file": claim.span.file,
+        "line": claim.span.line,
+        "column": claim.span.column,
+        "claim": claim.text,
+        "statement": claim.statement,
+        "metric": claim.metric,
+        "comparator": claim.comparator,
+        "expected": claim.expected.written,
+        "actual": number,
+        "unit": units.si_symbol(dimension) if dimension is not None else None,
+        "source": verdict.source,
+        "status": verdict.status,
+        "message": verdict.message,
+        "quote": claim.quote,
+    }
+    if actual is not None and actual.low is not None and actual.low != actual.high:
+        result["actual_range"] = [actual.low, actual.high]
+    if claim.tolerance is not None:
+        result["tolerance"] = claim.tolerance.written
+    if actual is not None:
+        result["derivation"] = actual.derivation()
+    return result
+
+
+def render(report: Report) -> str:
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=False) + "\n"

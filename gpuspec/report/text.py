@@ -1,0 +1,95 @@
+"""The terminal report: a mark per claim, each failure with its value and derivation, errors with a caret."""
+from __future__ import annotations
+
+from gpuspec.check import Verdict
+from gpuspec.diagnostics import Diagnostic
+from gpuspec.model.values import Value
+from gpuspec.report import Report
+
+_MARKS = {"pass": ".", "fail": "F", "skip": "s"}
+
+
+def render(report: Report, verbose: bool = False) -> str:
+    lines: list[str] = []
+    by_file: dict[str, list[Verdict]] = {}
+    for verdict in report.verdicts:
+        by_file.setdefault(verdict.claim.span.file, []).append(verdict)
+    if verbose:
+        for verdict in report.verdicts:
+            claim = verdict.claim
+            lines.append(f"{verdict.status.upper():4} {claim.span}: {claim.text}  [{verdict.source}]  {verdict.message}")
+    else:
+        for path, verdicts in by_file.items():
+            lines.append(f"{path} {''.join(_MARKS[v.status] for v in verdicts)}")
+    failures = [v for v in report.verdicts if v.status == "fail"]
+    if failures:
+        lines.append("")
+    for verdict in failures:
+        lines.extend(failure(verdict))
+    if report.diagnostics:
+        lines.append("")
+        for diagnostic in report.diagnostics:
+            lines.extend(error(diagnostic, report.texts))
+        count = len(report.diagnostics)
+        files = len({d.span.file for d in report.diagnostics if d.span})
+        lines.append(f"{count} error{'s' * (count != 1)} in {files or 1} file{'s' * (files > 1)}")
+    if not report.verdicts and not report.diagnostics:
+        lines.append("no claims found")
+    lines.append(report.summary_line())
+    return "\n".join(lines) + "\n"
+
+
+def failure(verdict: Verdict) -> list[str]:
+    claim = verdict.claim
+    lines = [f"{claim.span}: fail: {claim.statement}",
+             f"    claim: {claim.text}",
+             f"    {verdict.message}  [{verdict.source}]"]
+    if claim.quote:
+        lines.append(f"    quote: “{claim.quote}”")
+    if verdict.actual is not None:
+        lines.extend("    " + line for line in derivation(verdict.actual))
+    return lines
+
+
+def derivation(value: Value, depth: int = 3) -> list[str]:
+    """The value's derivation, then those of its inputs, indented, to `depth` levels, each value once."""
+    lines: list[str] = []
+    seen: set[int] = set()
+
+    def walk(v: Value, level: int) -> None:
+        if id(v) in seen or level > depth:
+            return
+        seen.add(id(v))
+        if v.rule is None and v.reference is None and level > 0:
+            return
+        if v.rule == "{0}" and level > 0:  # a plain renaming says nothing new
+            walk(v.inputs[0], level)
+            return
+        lines.append("  " * level + v.derivation())
+        for child in v.inputs:
+            walk(child, level + 1)
+
+    walk(value, 0)
+    return lines
+
+
+def error(diagnostic: Diagnostic, texts: dict[str, str]) -> list[str]:
+    span = diagnostic.span
+    where = f"{span}: " if span else ""
+    lines = [f"{where}error[{diagnostic.code}]: {diagnostic.message}"]
+    if span is not None and span.file in texts:
+        source = texts[span.file].splitlines()
+        if 0 < span.line <= len(source):
+            text = source[span.line - 1]
+            shown = text.expandtabs(4)
+            if len(shown) > 160:  # very long lines: show the part around the error
+                start = max(0, span.column - 60)
+                shown, column = "…" + shown[start:start + 120] + "…", span.column - start + 1
+            else:
+                column = span.column
+            width = max(1, (span.end_column - span.column) if span.end_line == span.line else len(text) - span.column + 1)
+            lines.append(f"    {shown}")
+            lines.append(f"    {' ' * (column - 1)}{'^' * min(width, 120)}")
+    if diagnostic.help:
+        lines.append(f"    help: {diagnostic.help}")
+    return lines

@@ -1,0 +1,625 @@
+"""Spec AST -> Program: names, devices, units and workloads looked up; every semantic error of a file, together."""
+from __future__ import annotations
+
+import math
+
+from attrs import frozen
+
+from gpuspec import devices, metrics, nodes, units
+from gpuspec.devices import Device, Fact
+from gpuspec.diagnostics import Diagnostic, SpecError, did_you_mean
+from gpuspec.program import (SOURCES, Claim, Expected, FactRef, Literal, MetricRef, NamedRef, Operation, Program,
+                             Ref, Tolerance, apply)
+from gpuspec.text import Span
+from gpuspec.workloads import (BINARY_OPS, DTYPES, UNARY_FLOPS, Apply, Elementwise, Scalar, Tensor, result_dtype,
+                               result_shape)
+
+DEFAULT_THREADS_PER_BLOCK = 256
+DEFAULT_TOLERANCE = 0.10
+BOUND_WORDS = ("memory", "compute", "overhead")
+# Functions over quantities (not tensors) in named values and claims.
+_QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
+SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block")
+
+
+class _Invalid(Exception):
+    """One semantic error; caught per claim or statement so the rest of the file is still checked."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+
+
+def _error(code: str, message: str, span: Span | None, help: str | None = None) -> _Invalid:
+    return _Invalid(Diagnostic(code, message, span, help))
+
+
+@frozen
+class _Workload:
+    """A name bound to a workload."""
+
+    workload: Elementwise
+    line: int
+
+
+@frozen
+class _Value:
+    """A name bound to a value."""
+
+    ref: Ref
+    line: int
+
+
+@frozen
+class _TensorName:
+    tensor: Tensor
+    line: int
+
+
+class _Scope:
+    """What is known at a point in the file: device, settings, and names defined so far."""
+
+    def __init__(self):
+        self.device: Device | None = None
+        self.device_span: Span | None = None
+        self.tolerance = Tolerance(DEFAULT_TOLERANCE, None, "± 10%", True)
+        self.threads_per_block = DEFAULT_THREADS_PER_BLOCK
+        self.sources: tuple[str, ...] = ("model",)
+        self.mode = "eager"
+        self.registers_per_thread: int | None = None
+        self.shared_memory_per_block: float | None = None
+        self.names: dict[str, _Workload | _Value | _TensorName] = {}
+
+
+def resolve(spec: nodes.Spec) -> Program:
+    """Resolve one parsed spec. Raises SpecError with every semantic error of the file."""
+    return _Resolver(spec.path).run(spec)
+
+
+class _Resolver:
+    def __init__(self, path: str):
+        self.path = path
+        self.scope = _Scope()
+        self.claims: list[Claim] = []
+        self.workloads: list[tuple[Span, str, object]] = []
+        self.errors: list[Diagnostic] = []
+        self.quote: str | None = None
+
+    def run(self, spec: nodes.Spec) -> Program:
+        handlers = {nodes.DeviceStatement: self.device, nodes.Setting: self.setting,
+                    nodes.TensorBinding: self.tensor_binding, nodes.Subject: self.subject,
+                    nodes.DirectClaim: self.direct_claim}
+        for statement in spec.statements:
+            if isinstance(statement, nodes.Quote):
+                self.quote = statement.text
+                continue
+            try:
+                handlers[type(statement)](statement)
+            except _Invalid as invalid:
+                self.errors.append(invalid.diagnostic)
+            if not isinstance(statement, (nodes.Setting,)):
+                self.quote = None
+        if self.errors:
+            raise SpecError(self.errors)
+        return Program(self.path, self.claims, self.workloads)
+
+    # --- devices and settings ---------------------------------------------------------------------
+
+    def device(self, statement: nodes.DeviceStatement) -> None:
+        if statement.base is None:
+            base = devices.lookup(statement.name)
+            if base is None:
+                raise _error("unknown-device", f"unknown device `{statement.name}`", statement.span,
+                             did_you_mean(statement.name, devices.known_names())
+                             or "`gpuspec devices` lists the catalog; define a new device with "
+                                f"`device {statement.name} from H100-SXM with ...`")
+            name = base.name
+        else:
+            if statement.base.lower() == "none":
+                base = devices.blank(statement.name)
+            else:
+                base = devices.lookup(statement.base)
+                if base is None:
+                    raise _error("unknown-device", f"unknown device `{statement.base}`", statement.span,
+                                 did_you_mean(statement.base, devices.known_names()))
+            name = statement.name
+        facts: dict[str, Fact] = {}
+        self.scope.device = base  # device.field in an override refers to the base's facts
+        for assignment in statement.assignments:
+            try:
+                facts[assignment.name] = self._override(assignment)
+            except _Invalid as invalid:
+                self.errors.append(invalid.diagnostic)
+        device = base.with_facts(name, facts) if facts or name != base.name else base
+        self.scope.device, self.scope.device_span = device, statement.span
+
+    def _override(self, assignment: nodes.Assignment) -> Fact:
+        if assignment.name not in devices.FIELDS:
+            raise _error("unknown-field", f"devices have no field `{assignment.name}`", assignment.span,
+                         did_you_mean(assignment.name, devices.FIELDS))
+        ref = self._quantity(assignment.value, {})
+        value = _constant(ref, assignment.value.span)
+        dimension = devices.FIELDS[assignment.name][0]
+        _same_dimension(ref.dimension, dimension, assignment.name, assignment.value.span)
+        return Fact(assignment.name, value, value, dimension, ref.text, note="set in the spec")
+
+    def setting(self, setting: nodes.Setting) -> None:
+        name, span = setting.name, setting.span
+        if name not in SETTINGS:
+            raise _error("unknown-setting", f"unknown setting `{name}`", span,
+                         did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
+        if name in ("sources", "mode"):
+            allowed = SOURCES if name == "sources" else ("eager", "fused")
+            if not setting.words:
+                raise _error("bad-setting", f"`{name}` takes {' or '.join(allowed)}", span)
+            for word in setting.words:
+                if word not in allowed:
+                    raise _error("bad-setting", f"`{word}` is not a {name[:-1] if name == 'sources' else name}",
+                                 span, did_you_mean(word, allowed) or f"use {', '.join(allowed)}")
+            if name == "sources":
+                self.scope.sources = tuple(dict.fromkeys(setting.words))
+            else:
+                if len(setting.words) > 1:
+                    raise _error("bad-setting", "`mode` takes one word: eager or fused", span)
+                self.scope.mode = setting.words[0]
+            return
+        if setting.amount is None:
+            raise _error("bad-setting", f"`{name}` takes a number", span)
+        number, unit = setting.amount.low, self._unit(setting.amount.phrase)
+        if name == "tolerance":
+            self.scope.tolerance = self._tolerance(number, unit, span, from_file=True)
+        elif name == "shared_memory_per_block":
+            _same_dimension(unit.dimension, units.BYTES, name, span)
+            self.scope.shared_memory_per_block = number.value * unit.scale
+        else:
+            whole = _whole_number(number, unit, span, name)
+            if name == "threads_per_block":
+                self.scope.threads_per_block = whole
+            else:
+                self.scope.registers_per_thread = whole
+
+    # --- names ------------------------------------------------------------------------------------
+
+    def _bind(self, name: str, binding, span: Span) -> None:
+        if name in self.scope.names:
+            line = self.scope.names[name].line
+            raise _error("duplicate-name", f"`{name}` is already defined on line {line}", span,
+                         f"use a new name, or claim its value with `{name} is ...`")
+        if metrics.canonical(name) and not isinstance(binding, _TensorName):
+            pass  # a value may share a metric's name; inside a workload's claims the metric wins
+        self.scope.names[name] = binding
+
+    def tensor_binding(self, binding: nodes.TensorBinding) -> None:
+        tensor = self._tensor(binding.name, binding.tensor)
+        self._bind(binding.name, _TensorName(tensor, binding.span.line), binding.span)
+
+    def _tensor(self, name: str, tensor_type: nodes.TensorType) -> Tensor:
+        if tensor_type.dtype not in DTYPES:
+            raise _error("unknown-dtype", f"unknown dtype `{tensor_type.dtype}`", tensor_type.span,
+                         did_you_mean(tensor_type.dtype, DTYPES) or "dtypes: bf16, fp16, fp32, fp64, fp8, int8, ...")
+        shape = []
+        for dim in tensor_type.dims:
+            if dim.size < 1 or dim.repeat < 1 or dim.repeat > 8:
+                raise _error("bad-shape", f"`{dim.size}^{dim.repeat}` is not a shape", dim.span,
+                             "dimensions are whole numbers of at least 1; powers from 1 to 8")
+            shape.extend([dim.size] * dim.repeat)
+        if math.prod(shape) > 10**18:
+            raise _error("bad-shape", "the tensor is too large to describe (over 10¹⁸ elements)", tensor_type.span)
+        return Tensor(name, DTYPES[tensor_type.dtype][1], tuple(shape))
+
+    # --- subjects: workloads and named values ------------------------------------------------------
+
+    def subject(self, subject: nodes.Subject) -> None:
+        local: dict[str, Tensor] = {}
+        if subject.options.on is not None:
+            for name in sorted(_free_names(subject.expr)):
+                if name not in self.scope.names:
+                    local[name] = self._tensor(name, subject.options.on)
+        statement = subject.text.split("\n")[0].strip()
+        if local or self._mentions_tensor(subject.expr):
+            workload = self._workload(subject, local, statement)
+            self.workloads.append((subject.span, statement, workload))
+            if subject.name:
+                self._bind(subject.name, _Workload(workload, subject.span.line), subject.span)
+            self._claims(subject.claims, statement, workload=workload, subject_ref=None)
+            return
+        if subject.options.on is not None or subject.options.mode or subject.options.threads:
+            raise _error("not-a-workload", "`on`, `eager`, `fused` and `with ... threads` describe workloads, "
+                         "but this expression has no tensors", subject.options.span)
+        ref = self._quantity(subject.expr, {})
+        if subject.name:
+            ref = NamedRef(subject.name, ref, ref.dimension, subject.name)
+            self._bind(subject.name, _Value(ref, subject.span.line), subject.span)
+        elif not subject.claims.items:
+            raise _error("nothing-claimed", "this line claims nothing", subject.span,
+                         "add `is` and a claim, e.g. `... is ≈ 20 µs`, or a comparison: `... ≈ 20 µs`")
+        self._claims(subject.claims, statement, workload=None, subject_ref=ref)
+
+    def _mentions_tensor(self, expr: nodes.Expr) -> bool:
+        return any(isinstance(self.scope.names.get(n), (_TensorName, _Workload)) for n in _free_names(expr))
+
+    def _workload(self, subject: nodes.Subject, local: dict[str, Tensor], statement: str) -> Elementwise:
+        device = self._require_device(subject.span)
+        tree = self._tensor_expr(subject.expr, local)
+        threads = self.scope.threads_per_block
+        if subject.options.threads is not None:
+            threads = _whole_number(subject.options.threads, units.Unit("", 1.0, units.COUNT),
+                                    subject.options.threads.span, "threads per block")
+        mode = subject.options.mode or self.scope.mode
+        return Elementwise(tree, mode, threads, device, self.scope.registers_per_thread,
+                           self.scope.shared_memory_per_block, text=statement)
+
+    def _require_device(self, span: Span) -> Device:
+        if self.scope.device is None:
+            raise _error("no-device", "no device is set for this workload", span,
+                         "add a line such as `device H100-SXM` above it")
+        return self.scope.device
+
+    def _tensor_expr(self, expr: nodes.Expr, local: dict[str, Tensor]):
+        if isinstance(expr, nodes.Quantity):
+            if expr.unit:
+                raise _error("unit-in-tensor-expression", f"a constant in a tensor expression takes no unit "
+                             f"(`{expr.unit}`)", expr.span)
+            return Scalar(expr.number.value)
+        if isinstance(expr, nodes.Name):
+            if expr.id in local:
+                return local[expr.id]
+            bound = self.scope.names.get(expr.id)
+            if isinstance(bound, _TensorName):
+                return bound.tensor
+            if isinstance(bound, _Workload):
+                w = bound.workload
+                return Tensor(expr.id, result_dtype(w.expr) or "fp32", result_shape(w.expr))
+            if isinstance(bound, _Value):
+                return Scalar(_constant(bound.ref, expr.span))
+            raise self._unknown_name(expr.id, expr.span, tensors=True)
+        if isinstance(expr, nodes.BinOp):
+            args = (self._tensor_expr(expr.left, local), self._tensor_expr(expr.right, local))
+            node = Apply(BINARY_OPS[expr.op], args, _text(expr))
+        elif isinstance(expr, nodes.Neg):
+            node = Apply("neg", (self._tensor_expr(expr.operand, local),), _text(expr))
+        elif isinstance(expr, nodes.Call):
+            known = {*UNARY_FLOPS, "max", "min"}
+            if expr.function not in known:
+                raise _error("unknown-function", f"unknown elementwise function `{expr.function}`", expr.span,
+                             did_you_mean(expr.function, sorted(known)))
+            arity = 2 if expr.function in ("max", "min") else 1
+            if len(expr.args) != arity:
+                raise _error("wrong-arguments", f"`{expr.function}` takes {arity} argument{'s' * (arity > 1)}, "
+                             f"not {len(expr.args)}", expr.span)
+            op = BINARY_OPS.get(expr.function, expr.function)
+            node = Apply(op, tuple(self._tensor_expr(a, local) for a in expr.args), _text(expr))
+        else:
+            raise _error("not-elementwise", "device fields and metrics cannot appear in a tensor expression",
+                         expr.span)
+        try:
+            result_shape(node)
+        except ValueError as error:
+            raise _error("shape-mismatch", str(error), expr.span) from None
+        return node
+
+    def _unknown_name(self, name: str, span: Span, tensors: bool = False, metric_names=()) -> _Invalid:
+        known = [*self.scope.names, *metric_names]
+        hint = did_you_mean(name, known)
+        if hint is None and tensors:
+            hint = f"define it first (`{name} = bf16[4096, 4096]`), or give its type with `on 4096² bf16`"
+        return _error("unknown-name", f"unknown name `{name}`", span, hint)
+
+    # --- claims -----------------------------------------------------------------------------------
+
+    def _claims(self, block: nodes.Block, statement: str, workload, subject_ref: Ref | None) -> None:
+        quote = self.quote
+        for item in block.items:
+            if isinstance(item, nodes.Quote):
+                quote = item.text
+                continue
+            try:
+                self.claims.append(self._claim(item, statement, workload, subject_ref, quote))
+            except _Invalid as invalid:
+                self.errors.append(invalid.diagnostic)
+
+    def direct_claim(self, direct: nodes.DirectClaim) -> None:
+        self.claims.append(self._claim(direct.claim, direct.claim.text, None, None, self.quote))
+
+    def _claim(self, claim: nodes.Claim, statement: str, workload, subject_ref: Ref | None, quote) -> Claim:
+        value = claim.value
+        if claim.subject is not None:
+            subject = self._quantity(claim.subject, {}, workload)
+        elif isinstance(value, nodes.Word):  # memory-bound
+            if workload is None:
+                raise _error("bound-needs-workload", f"`{claim.text}` is a claim about a workload", claim.span)
+            subject = MetricRef(workload, "bound", "bound")
+        elif workload is not None:
+            subject = MetricRef(workload, self._implied_metric(value, claim), "")
+            subject = MetricRef(workload, subject.metric, subject.metric)
+        else:
+            subject = subject_ref
+        expected = self._expected(value, subject, claim)
+        tolerance = None
+        if claim.tolerance is not None:
+            if claim.comparator != "≈":
+                raise _error("tolerance-without-approx", "`±` goes with `≈` only", claim.tolerance.span,
+                             f"write `≈ {value_text(value)} ± ...`")
+            tolerance = self._tolerance(claim.tolerance.number, self._unit_text(claim.tolerance.unit,
+                                        claim.tolerance.span), claim.tolerance.span, from_file=False)
+            if tolerance.absolute is not None:
+                written = self._unit_text(claim.tolerance.unit, claim.tolerance.span).dimension
+                if written != _dimension_of(subject):
+                    raise _error("dimension-mismatch", f"the tolerance is in {_describe(written)}, but the claim "
+                                 f"is in {_describe(_dimension_of(subject))}", claim.tolerance.span)
+        elif claim.comparator == "≈":
+            tolerance = self.scope.tolerance
+        return Claim(claim.span, claim.text, statement, subject.text or claim.text, claim.comparator, subject,
+                     expected, tolerance, self.scope.sources, quote)
+
+    def _implied_metric(self, value, claim: nodes.Claim) -> str:
+        phrase = value.phrase
+        if phrase is None:
+            raise _error("which-metric", f"`{claim.text}` does not say which metric it is about", claim.span,
+                         "add a unit or a word that names it (`62 waves`, `≈ 20 µs`), or write `waves = 62`")
+        unit = self._unit(phrase)
+        words = " ".join(phrase.words).lower()
+        if unit.noun:
+            key = " ".join([metrics.singular(unit.noun.lower()), words]).strip()
+            metric = metrics.NOUN_PHRASES.get(key) or metrics.NOUN_PHRASES.get(key.replace("sms", "sm"))
+        else:
+            metric = metrics.UNIT_PHRASES.get((unit.dimension, words))
+        if metric is None:
+            said = f"`{phrase.unit}{' ' + words if words else ''}`"
+            raise _error("which-metric", f"{said} does not name a metric", phrase.span,
+                         "name the metric: `t_mem / t_math ≈ 80×`, `bytes_read = 33.5 MB`")
+        return metric
+
+    def _expected(self, value, subject: Ref, claim: nodes.Claim) -> Expected:
+        dimension = _dimension_of(subject)
+        if isinstance(value, nodes.Word):
+            if dimension is not None:
+                raise _error("expected-number", f"{subject.text or 'this'} is a number, not a word like "
+                             f"`{value.text}`", value.span)
+            if value.text not in BOUND_WORDS:
+                raise _error("unknown-word", f"`{value.text}` is not a bound", value.span,
+                             did_you_mean(value.text, BOUND_WORDS) or "use memory, compute or overhead")
+            return Expected("word", value.text, None, 0.0, None, value.text)
+        if dimension is None:
+            raise _error("expected-word", f"{subject.text} is a word (memory, compute or overhead), not a number",
+                         value.span)
+        unit = self._unit(value.phrase) if value.phrase else units.Unit("", 1.0, units.COUNT)
+        if unit.dimension != dimension:
+            what = subject.text or "the value"
+            raise _error("dimension-mismatch", f"{what} is in {_describe(dimension)}, "
+                         f"but `{value_text(value)}` is in {_describe(unit.dimension)}", value.span,
+                         _unit_hint(dimension))
+        low = value.low.value * unit.scale
+        high = value.high.value * unit.scale if value.high is not None else None
+        if high is not None and high < low:
+            raise _error("empty-range", f"the range `{value_text(value)}` is empty", value.span,
+                         "write the smaller number first")
+        resolution = value.low.resolution * unit.scale
+        return Expected(value.kind, low, high, resolution, unit, value_text(value))
+
+    # --- units and quantities ---------------------------------------------------------------------
+
+    def _unit(self, phrase: nodes.Phrase | None) -> units.Unit:
+        if phrase is None:
+            return units.Unit("", 1.0, units.COUNT)
+        return self._unit_text(phrase.unit, phrase.span)
+
+    def _unit_text(self, text: str | None, span: Span) -> units.Unit:
+        if not text:
+            return units.Unit("", 1.0, units.COUNT)
+        try:
+            return units.parse_unit(text)
+        except units.UnknownUnit:
+            raise _error("unknown-unit", f"unknown unit `{text}`", span,
+                         did_you_mean(text, units.known_units())) from None
+
+    def _tolerance(self, number: nodes.Number, unit: units.Unit, span: Span, from_file: bool) -> Tolerance:
+        written = f"± {number.text}{unit.symbol if unit.symbol in ('%', '×') else ' ' + unit.symbol}".rstrip()
+        if unit.symbol == "%":
+            return Tolerance(number.value / 100, None, written, from_file)
+        if unit.dimension == units.COUNT and not unit.symbol:
+            raise _error("tolerance-unit", f"a tolerance of `{number.text}` needs a unit", span,
+                         "write a percentage (`± 5%`) or a quantity (`± 2 µs`)")
+        return Tolerance(None, number.value * unit.scale, written, from_file)
+
+    def _quantity(self, expr: nodes.Expr, local: dict, workload=None) -> Ref:
+        """A claim's subject or a named value's definition, as a reference with a checked dimension."""
+        text = _text(expr)
+        if isinstance(expr, nodes.Quantity):
+            unit = self._unit_text(expr.unit, expr.span)
+            return Literal(expr.number.value * unit.scale, unit.dimension, text)
+        if isinstance(expr, nodes.Name):
+            if workload is not None:
+                metric = metrics.canonical(expr.id)
+                if metric is not None:
+                    return MetricRef(workload, metric, expr.id)
+            bound = self.scope.names.get(expr.id)
+            if isinstance(bound, _Value):
+                return bound.ref
+            if isinstance(bound, _Workload):
+                raise _error("workload-as-number", f"`{expr.id}` is a workload, not a number", expr.span,
+                             f"name one of its metrics, e.g. `{expr.id}.time`")
+            if isinstance(bound, _TensorName):
+                raise _error("tensor-as-number", f"`{expr.id}` is a tensor, not a number", expr.span,
+                             f"claim about a workload over it, e.g. `{expr.id} * 2 is ≈ 20 µs`")
+            raise self._unknown_name(expr.id, expr.span, metric_names=metrics.METRICS if workload else ())
+        if isinstance(expr, nodes.Member):
+            bound = self.scope.names.get(expr.owner)
+            if not isinstance(bound, _Workload):
+                if bound is None:
+                    raise self._unknown_name(expr.owner, expr.span)
+                raise _error("not-a-workload", f"`{expr.owner}` is not a workload, so it has no metrics", expr.span)
+            metric = metrics.canonical(expr.attribute)
+            if metric is None:
+                raise _error("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
+                             did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+            return MetricRef(bound.workload, metric, text)
+        if isinstance(expr, nodes.DeviceField):
+            device = self._require_device(expr.span)
+            if expr.field_name not in devices.FIELDS:
+                raise _error("unknown-field", f"devices have no field `{expr.field_name}`", expr.span,
+                             did_you_mean(expr.field_name, devices.FIELDS))
+            if device.fact(expr.field_name) is None:
+                raise _error("missing-fact", f"device {device.name} has no `{expr.field_name}` in the catalog",
+                             expr.span, f"set it: `device {device.name} with {expr.field_name} = ...`")
+            return FactRef(device, expr.field_name, text)
+        if isinstance(expr, nodes.Neg):
+            operand = self._quantity(expr.operand, local, workload)
+            return Operation("neg", (operand,), _dimension_of(operand), text)
+        if isinstance(expr, nodes.BinOp):
+            left = self._quantity(expr.left, local, workload)
+            right = self._quantity(expr.right, local, workload)
+            return Operation(expr.op, (left, right), self._combine(expr, left, right), text)
+        if isinstance(expr, nodes.Call):
+            if expr.function not in _QUANTITY_FUNCTIONS:
+                raise _error("unknown-function", f"unknown function `{expr.function}`", expr.span,
+                             did_you_mean(expr.function, sorted(_QUANTITY_FUNCTIONS)))
+            args = tuple(self._quantity(a, local, workload) for a in expr.args)
+            wanted = 1 if expr.function in ("ceil", "floor", "round", "sqrt") else None
+            if (wanted and len(args) != wanted) or not args:
+                raise _error("wrong-arguments", f"`{expr.function}` takes {wanted or 'one or more'} argument(s)",
+                             expr.span)
+            dims = {_dimension_of(a) for a in args}
+            if None in dims:
+                raise _error("word-in-arithmetic", "a word (a bound) cannot take part in arithmetic", expr.span)
+            if expr.function in ("min", "max") and len(dims) > 1:
+                raise _error("dimension-mismatch", f"`{expr.function}` of values in different units", expr.span)
+            dimension = args[0].dimension if expr.function != "sqrt" else _root(_dimension_of(args[0]), expr.span)
+            return Operation(expr.function, args, dimension, text)
+        raise _error("bad-expression", "this cannot be evaluated", getattr(expr, "span", None))
+
+    def _combine(self, expr: nodes.BinOp, left: Ref, right: Ref) -> units.Dimension:
+        a, b = _dimension_of(left), _dimension_of(right)
+        if a is None or b is None:
+            raise _error("word-in-arithmetic", "a word (a bound) cannot take part in arithmetic", expr.span)
+        if expr.op in "+-":
+            if a != b:
+                raise _error("dimension-mismatch", f"cannot {'add' if expr.op == '+' else 'subtract'} "
+                             f"{_describe(b)} {'to' if expr.op == '+' else 'from'} {_describe(a)}", expr.span)
+            return a
+        if expr.op == "*":
+            return units.multiply(a, b)
+        if expr.op == "/":
+            return units.divide(a, b)
+        if b != units.COUNT or not isinstance(right, Literal) or right.value != int(right.value):
+            raise _error("bad-power", "a power must be a whole number without a unit", expr.right.span)
+        return units.power(a, int(right.value))
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _free_names(expr: nodes.Expr) -> set[str]:
+    if isinstance(expr, nodes.Name):
+        return {expr.id}
+    if isinstance(expr, nodes.BinOp):
+        return _free_names(expr.left) | _free_names(expr.right)
+    if isinstance(expr, nodes.Neg):
+        return _free_names(expr.operand)
+    if isinstance(expr, nodes.Call):
+        return set().union(*(_free_names(a) for a in expr.args))
+    return set()
+
+
+def _text(expr: nodes.Expr) -> str:
+    """An expression written back in a canonical form (for messages and derivations)."""
+    if isinstance(expr, nodes.Quantity):
+        unit = expr.unit or ""
+        return f"{expr.number.text}{'' if unit in ('', '%', '×') else ' '}{unit}"
+    if isinstance(expr, nodes.Name):
+        return expr.id
+    if isinstance(expr, nodes.Member):
+        return f"{expr.owner}.{expr.attribute}"
+    if isinstance(expr, nodes.DeviceField):
+        return f"device.{expr.field_name}"
+    if isinstance(expr, nodes.Neg):
+        return f"-{_text(expr.operand)}"
+    if isinstance(expr, nodes.Call):
+        return f"{expr.function}({', '.join(_text(a) for a in expr.args)})"
+    if isinstance(expr, nodes.BinOp):
+        left, right = _text(expr.left), _text(expr.right)
+        if isinstance(expr.left, nodes.BinOp) and _PRECEDENCE[expr.left.op] < _PRECEDENCE[expr.op]:
+            left = f"({left})"
+        if isinstance(expr.right, nodes.BinOp) and _PRECEDENCE[expr.right.op] <= _PRECEDENCE[expr.op]:
+            right = f"({right})"
+        return f"{left}{expr.op}{right}" if expr.op == "^" else f"{left} {expr.op} {right}"
+    return "?"
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
+
+
+def value_text(value) -> str:
+    if isinstance(value, nodes.Word):
+        return value.text
+    number = value.low.text + ("+" if value.kind == "at_least" else "")
+    if value.high is not None:
+        number += "–" + value.high.text
+    if value.phrase is None:
+        return number
+    unit = value.phrase.unit
+    joiner = "" if unit in ("%", "×") else " "
+    return " ".join([number + joiner + unit, *value.phrase.words])
+
+
+def _dimension_of(ref: Ref) -> units.Dimension | None:
+    if isinstance(ref, MetricRef):
+        return metrics.METRICS[ref.metric].dimension
+    if isinstance(ref, FactRef):
+        return devices.FIELDS[ref.name][0]
+    return ref.dimension
+
+
+def _root(dimension, span) -> units.Dimension:
+    if any(x % 2 for x in dimension):
+        raise _error("bad-power", "the square root of this unit is not a unit", span)
+    return tuple(x // 2 for x in dimension)  # type: ignore[return-value]
+
+
+def _describe(dimension: units.Dimension | None) -> str:
+    names = {units.TIME: "time (s)", units.BYTES: "bytes (B)", units.FLOPS: "FLOP", units.BANDWIDTH: "bytes/s",
+             units.FLOP_RATE: "FLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
+             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers"}
+    if dimension is None:
+        return "words"
+    return names.get(dimension, units.si_symbol(dimension))
+
+
+def _unit_hint(dimension: units.Dimension | None) -> str | None:
+    examples = {units.TIME: "µs", units.BYTES: "MB", units.FLOPS: "MFLOP", units.BANDWIDTH: "TB/s",
+                units.FLOP_RATE: "TFLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
+                units.FREQUENCY: "GHz", units.POWER: "W", units.COUNT: "a plain number, `%` or `×`"}
+    example = examples.get(dimension)
+    return f"write it in {example}" if example else None
+
+
+def _same_dimension(actual, wanted, what: str, span: Span) -> None:
+    if actual != wanted:
+        raise _error("dimension-mismatch", f"{what} is in {_describe(wanted)}, not {_describe(actual)}", span,
+                     _unit_hint(wanted))
+
+
+def _whole_number(number: nodes.Number, unit: units.Unit, span: Span, what: str) -> int:
+    value = number.value * unit.scale
+    if unit.dimension != units.COUNT or value != int(value) or value < 1:
+        raise _error("expected-whole-number", f"{what} must be a whole number of at least 1, not `{number.text}`",
+                     span)
+    return int(value)
+
+
+def _constant(ref: Ref, span: Span) -> float:
+    """The value of a reference that needs no model (numbers, named values, device facts)."""
+    if isinstance(ref, Literal):
+        return ref.value
+    if isinstance(ref, NamedRef):
+        return _constant(ref.expr, span)
+    if isinstance(ref, FactRef):
+        return ref.device.fact(ref.name).value  # type: ignore[union-attr]
+    if isinstance(ref, Operation):
+        args = [_constant(a, span) for a in ref.args]
+        try:
+            return apply(ref.op, args)
+        except ZeroDivisionError:
+            raise _error("division-by-zero", "division by zero", span) from None
+    raise _error("not-constant", "this must be a number known before any workload is modelled", span)
+
+

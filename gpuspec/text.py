@@ -1,0 +1,72 @@
+"""Spec text and where things are in it: SpecText (path, text, line offset) and Span."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from attrs import field, frozen
+
+
+@frozen
+class Span:
+    """A stretch of one input file: 1-based lines and columns, end_column exclusive, as in Lark."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@frozen
+class SpecText:
+    """The text of one spec, and where it came from.
+
+    line_offset is added to every line number, so that a block inside a larger document reports
+    positions in the document's own lines.
+    """
+
+    path: str
+    text: str = field(repr=False)
+    line_offset: int = 0
+
+    def line(self, number: int) -> str:
+        """The text of the 1-based document line `number`, without its line break ('' if out of range)."""
+        lines = self.text.splitlines()
+        index = number - 1 - self.line_offset
+        return lines[index] if 0 <= index < len(lines) else ""
+
+
+class UnreadableText(Exception):
+    """A file that is not UTF-8 text; carries the position of the first bad byte."""
+
+    def __init__(self, path: str, line: int, column: int, reason: str):
+        super().__init__(reason)
+        self.path, self.line, self.column, self.reason = path, line, column, reason
+
+
+def read_spec(path: str | Path) -> SpecText:
+    """Read a spec file as UTF-8 (a leading byte-order mark is dropped).
+
+    Raises UnreadableText for bytes that are not UTF-8 or for NUL bytes, with their position.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line, column = _position(raw[: error.start].decode("utf-8", "replace"))
+        raise UnreadableText(str(path), line, column, f"byte 0x{raw[error.start]:02x} is not UTF-8 text") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    nul = text.find("\0")
+    if nul >= 0:
+        line, column = _position(text[:nul])
+        raise UnreadableText(str(path), line, column, "a NUL byte: this looks like a binary file, not a spec")
+    return SpecText(str(path), text)
+
+
+def _position(before: str) -> tuple[int, int]:
+    line = before.count("\n") + 1
+    return line, len(before) - (before.rfind("\n") + 1) + 1

@@ -1,0 +1,126 @@
+"""Resolved workloads: tensors with dtypes and shapes, and elementwise expressions over them, on a device."""
+from __future__ import annotations
+
+import math
+from typing import Union
+
+from attrs import field, frozen
+
+from gpuspec.devices import Device
+
+# dtype -> (bytes per element, canonical name). Elementwise math on half types runs in fp32.
+DTYPES = {
+    "fp64": (8, "fp64"), "float64": (8, "fp64"), "f64": (8, "fp64"), "double": (8, "fp64"),
+    "fp32": (4, "fp32"), "float32": (4, "fp32"), "f32": (4, "fp32"), "float": (4, "fp32"),
+    "tf32": (4, "tf32"),
+    "fp16": (2, "fp16"), "float16": (2, "fp16"), "f16": (2, "fp16"), "half": (2, "fp16"),
+    "bf16": (2, "bf16"), "bfloat16": (2, "bf16"),
+    "fp8": (1, "fp8"), "e4m3": (1, "fp8"), "e5m2": (1, "fp8"), "float8": (1, "fp8"),
+    "int64": (8, "int64"), "int32": (4, "int32"), "int16": (2, "int16"), "int8": (1, "int8"),
+    "uint8": (1, "uint8"), "bool": (1, "bool"),
+}
+# Type promotion between tensors, as PyTorch does it: the wider float wins; bf16 with fp16 gives fp32.
+_RANK = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "fp8": 5, "fp16": 6, "bf16": 6,
+         "tf32": 7, "fp32": 7, "fp64": 8}
+
+# FLOPs per element for each operation. Convention: every arithmetic operation and every special
+# function evaluation (exp, log, sqrt, tanh, erf) counts as one FLOP; a fused multiply-add counts as two.
+UNARY_FLOPS = {
+    "neg": 1, "abs": 1, "relu": 1, "exp": 1, "log": 1, "sqrt": 1, "rsqrt": 1, "tanh": 1, "sin": 1, "cos": 1,
+    "erf": 1, "square": 1,
+    "sigmoid": 3,  # 1 / (1 + exp(-x)): exp, add, divide
+    "silu": 4,     # x * sigmoid(x)
+    "gelu": 5,     # 0.5 * x * (1 + erf(x / sqrt(2))): divide, erf, add, two multiplies
+}
+BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "max": "maximum", "min": "minimum"}
+
+
+@frozen
+class Tensor:
+    """A named input tensor: dtype and shape."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...] = field(converter=tuple)
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype][0]
+
+
+@frozen
+class Scalar:
+    """A constant in an elementwise expression."""
+
+    value: float
+
+
+@frozen
+class Apply:
+    """One elementwise operation (one kernel in eager mode) over tensors, scalars or other operations."""
+
+    op: str
+    args: tuple["Node", ...] = field(converter=tuple)
+    text: str = field(eq=False, default="")  # the operation as written, for messages
+
+
+Node = Union[Tensor, Scalar, Apply]
+
+
+def is_constant(node: Node) -> bool:
+    return isinstance(node, Scalar) or (isinstance(node, Apply) and all(is_constant(a) for a in node.args))
+
+
+def result_dtype(node: Node) -> str | None:
+    """The dtype of a node's result, or None for a constant."""
+    if isinstance(node, Tensor):
+        return node.dtype
+    if isinstance(node, Scalar):
+        return None
+    dtypes = [d for d in (result_dtype(a) for a in node.args) if d]
+    if not dtypes:
+        return None
+    best = max(dtypes, key=lambda d: _RANK[d])
+    if {"fp16", "bf16"} <= set(dtypes) and _RANK[best] == _RANK["bf16"]:
+        return "fp32"
+    return best
+
+
+def result_shape(node: Node) -> tuple[int, ...]:
+    """The broadcast shape of a node's result (numpy rules); ValueError if shapes do not broadcast."""
+    if isinstance(node, Tensor):
+        return node.shape
+    if isinstance(node, Scalar):
+        return ()
+    shape: tuple[int, ...] = ()
+    for arg in node.args:
+        shape = broadcast(shape, result_shape(arg))
+    return shape
+
+
+def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for x, y in zip(reversed((1,) * (len(b) - len(a)) + a), reversed((1,) * (len(a) - len(b)) + b)):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"shapes {list(a)} and {list(b)} do not broadcast")
+        out.append(max(x, y))
+    return tuple(reversed(out))
+
+
+@frozen
+class Elementwise:
+    """An elementwise workload: an expression over tensors, run eager (one kernel per op) or fused (one kernel)."""
+
+    expr: Node
+    mode: str  # "eager" or "fused"
+    threads_per_block: int
+    device: Device
+    registers_per_thread: int | None = None
+    shared_memory_per_block: float | None = None  # bytes
+    text: str = field(eq=False, default="")
+
+    kind = "elementwise"
