@@ -38,8 +38,8 @@ def holds(actual: Value, claim: Claim) -> bool:
     A value that is itself a range (a measured latency) meets `=` and `≈` when the two overlap.
     """
     expected = claim.expected
-    if expected.kind == "word":
-        return actual.number == expected.low
+    if expected.kind == "word":  # a tie (`threads and warps`) holds for each of its words
+        return expected.low in str(actual.number).split(" and ")
     low, high = actual.bounds
     want = float(expected.low)  # type: ignore[arg-type]
     half = expected.resolution / 2
@@ -92,6 +92,10 @@ def check(program: Program) -> tuple[list[Verdict], list[Diagnostic]]:
             except model.ModelError as error:
                 errors.append(Diagnostic("model", str(error), claim.span))
                 break
+            except RecursionError:
+                errors.append(Diagnostic("too-deep", "this claim's expression is nested too deeply to evaluate",
+                                         claim.span, "split it into named values"))
+                break
             passed = holds(actual, claim)
             verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, describe(actual, claim, passed)))
     return verdicts, errors
@@ -106,15 +110,21 @@ def describe(actual: Value, claim: Claim, passed: bool) -> str:
     wanted = f"{'' if claim.comparator == '=' else claim.comparator + ' '}{expected.written}"
     if claim.comparator == "≈" and claim.tolerance is not None and expected.kind == "point":
         margin = _tolerance(claim, float(expected.low))  # type: ignore[arg-type]
-        unit = expected.unit
-        lo = show_number(float(expected.low) - margin, unit)  # type: ignore[arg-type]
-        hi = show_number(float(expected.low) + margin, unit)  # type: ignore[arg-type]
-        wanted += f" ({claim.tolerance.written}: {lo}–{hi})"
+        wanted += f" ({claim.tolerance.written}: {_interval(float(expected.low), margin, expected.unit)})"  # type: ignore[arg-type]
     if passed:
         return f"{claim.metric} = {shown}, {wanted}" if claim.comparator != "=" else f"{claim.metric} = {shown}"
     if claim.comparator == "=" and expected.kind == "point":
         return f"{claim.metric} = {shown}, which does not round to {expected.written}"
     return f"{claim.metric} = {shown}, not {wanted}"
+
+
+def _interval(centre: float, margin: float, unit: units.Unit | None) -> str:
+    """`27.0–33.0 µs`: the interval a tolerance allows, in the claim's unit."""
+    scale = unit.scale if unit else 1.0
+    symbol = unit.symbol if unit else ""
+    low, high = units.significant((centre - margin) / scale), units.significant((centre + margin) / scale)
+    joiner = "" if symbol in ("", "%", "×") else " "
+    return f"{low}–{high}{joiner}{symbol}"
 
 
 def show(actual: Value, expected: Expected) -> str:

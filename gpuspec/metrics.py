@@ -7,6 +7,11 @@ from gpuspec import units
 from gpuspec.units import BANDWIDTH, BYTES, COUNT, FLOP_RATE, FLOPS, INTENSITY, TIME
 
 WORD = None  # the dimension of a metric whose value is a word (bound)
+# The words a word metric can take.
+WORDS = {
+    "bound": ("memory", "compute", "overhead"),
+    "residency_limit": ("threads", "warps", "blocks", "registers", "shared memory"),
+}
 
 
 @frozen
@@ -70,7 +75,7 @@ NOUN_PHRASES = {
     "blocks": "blocks", "blocks per sm": "resident_blocks_per_sm", "blocks per wave": "blocks_per_wave",
     "threads": "threads", "threads per block": "threads_per_block", "warps per block": "warps_per_block",
     "kernels": "kernels", "launches": "launches",
-    "round trips": "round_trips", "trips": "round_trips",
+    "round trips": "round_trips", "round trip": "round_trips", "trips": "round_trips",
 }
 # A dimensioned amount with the words after its unit: `67.1 MB moved`, `33.5 MB read`, `≈ 20 µs`.
 UNIT_PHRASES = {

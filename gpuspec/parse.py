@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -36,6 +37,9 @@ _TERMINAL_WORDS = {
 }
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CARET", "SUP2", "SUP3"}
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
+
+
+_TRAILING = re.compile(r"(\s|#[^\n]*)+$")
 
 
 class _BadIndent(Exception):
@@ -141,7 +145,14 @@ class _Builder(Transformer):
         if getattr(meta, "empty", True):
             return None
         offset = self._source.line_offset
-        return Span(self._source.path, meta.line + offset, meta.column, meta.end_line + offset, meta.end_column)
+        end_line, end_column = meta.end_line, meta.end_column
+        # A statement's span ends at its last token, not after the line break and comments that close it.
+        written = _TRAILING.sub("", self._text[meta.start_pos:meta.end_pos])
+        if len(written) < meta.end_pos - meta.start_pos:
+            end_line = meta.line + written.count("\n")
+            last = written.rfind("\n")
+            end_column = (len(written) + meta.column) if last < 0 else len(written) - last
+        return Span(self._source.path, meta.line + offset, meta.column, end_line + offset, end_column)
 
     def _tspan(self, token: Token) -> Span:
         offset = self._source.line_offset
@@ -180,7 +191,8 @@ class _Builder(Transformer):
         return None, tuple(str(c) for c in children)
 
     def quote(self, meta, children):
-        return nodes.Quote(str(children[0])[1:-1], span=self._span(meta))
+        # A quote may run over several lines; its words are kept, its line breaks are not.
+        return nodes.Quote(" ".join(str(children[0])[1:-1].split()), span=self._span(meta))
 
     def tensor_binding(self, meta, children):
         name, _, tensor = children

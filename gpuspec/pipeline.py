@@ -46,7 +46,36 @@ def load(path: str | Path) -> tuple[SpecText, Program]:
     except OSError as error:
         span = Span(str(path), 1, 1, 1, 1)
         raise SpecError([Diagnostic("unreadable", f"cannot read the file: {error.strerror or error}", span)]) from None
-    return source, resolve(parse(source))
+    return source, compile_text(source)
+
+
+def compile_text(source: SpecText) -> Program:
+    """Parse and resolve one spec's text. Raises SpecError for invalid input."""
+    try:
+        return resolve(parse(source))
+    except RecursionError:
+        raise SpecError([_too_deep(source)]) from None
+
+
+def _too_deep(source: SpecText) -> Diagnostic:
+    # Point at the line with the most nesting and operators: the one that exhausted the stack.
+    lines = source.text.splitlines() or [""]
+    index = max(range(len(lines)), key=lambda i: sum(lines[i].count(c) for c in "()+-*/^"))
+    line = index + 1 + source.line_offset
+    return Diagnostic("too-deep", "this expression is nested too deeply or is too long to check",
+                      Span(source.path, line, 1, line, len(lines[index]) + 1),
+                      "split it into named values of a few hundred operations each")
+
+
+def check_text(text: str, path: str = "<spec>") -> Report:
+    """Check the claims of one spec given as text (for tests and embedding)."""
+    source = SpecText(path, text)
+    try:
+        program = compile_text(source)
+    except SpecError as error:
+        return Report([], error.diagnostics, [path], {path: text})
+    verdicts, errors = check(program)
+    return Report(verdicts, errors, [path], {path: text})
 
 
 def run_check(paths: list[str]) -> Report:

@@ -16,7 +16,6 @@ from gpuspec.workloads import (BINARY_OPS, DTYPES, UNARY_FLOPS, Apply, Elementwi
 
 DEFAULT_THREADS_PER_BLOCK = 256
 DEFAULT_TOLERANCE = 0.10
-BOUND_WORDS = ("memory", "compute", "overhead")
 # Functions over quantities (not tensors) in named values and claims.
 _QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block")
@@ -358,6 +357,9 @@ class _Resolver:
                          "add a unit or a word that names it (`62 waves`, `≈ 20 µs`), or write `waves = 62`")
         unit = self._unit(phrase)
         words = " ".join(phrase.words).lower()
+        if not unit.noun and unit.dimension == units.COUNT and phrase.words:  # 16.8M elements
+            unit = units.Unit(unit.symbol, unit.scale, unit.dimension, noun=phrase.words[0])
+            words = " ".join(phrase.words[1:]).lower()
         if unit.noun:
             key = " ".join([metrics.singular(unit.noun.lower()), words]).strip()
             metric = metrics.NOUN_PHRASES.get(key) or metrics.NOUN_PHRASES.get(key.replace("sms", "sm"))
@@ -375,13 +377,15 @@ class _Resolver:
             if dimension is not None:
                 raise _error("expected-number", f"{subject.text or 'this'} is a number, not a word like "
                              f"`{value.text}`", value.span)
-            if value.text not in BOUND_WORDS:
-                raise _error("unknown-word", f"`{value.text}` is not a bound", value.span,
-                             did_you_mean(value.text, BOUND_WORDS) or "use memory, compute or overhead")
+            allowed = metrics.WORDS.get(subject.metric, ()) if isinstance(subject, MetricRef) else ()
+            if value.text not in allowed:
+                what = subject.metric.replace("_", " ") if isinstance(subject, MetricRef) else "this"
+                raise _error("unknown-word", f"`{value.text}` is not a {what}", value.span,
+                             did_you_mean(value.text, allowed) or f"use {', '.join(allowed)}")
             return Expected("word", value.text, None, 0.0, None, value.text)
         if dimension is None:
-            raise _error("expected-word", f"{subject.text} is a word (memory, compute or overhead), not a number",
-                         value.span)
+            words = ", ".join(metrics.WORDS.get(getattr(subject, "metric", ""), ()))
+            raise _error("expected-word", f"{subject.text} is a word ({words}), not a number", value.span)
         unit = self._unit(value.phrase) if value.phrase else units.Unit("", 1.0, units.COUNT)
         if unit.dimension != dimension:
             what = subject.text or "the value"

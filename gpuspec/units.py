@@ -78,7 +78,7 @@ _SMALL_ONLY = {"s", "sec"}  # ks of time makes no sense here; only milli, micro,
 COUNT_NOUNS = frozenset({
     "waves", "wave", "blocks", "block", "elements", "element", "kernels", "kernel", "launches", "launch",
     "threads", "thread", "warps", "warp", "SMs", "SM", "tokens", "token", "layers", "layer", "ops",
-    "params", "parameters", "nodes", "node", "registers", "trips", "numbers", "values", "steps",
+    "params", "parameters", "nodes", "node", "registers", "round", "trips", "numbers", "values", "steps",
 })
 _RATIO = {"×": 1.0, "x": 1.0, "X": 1.0, "%": 0.01}
 
@@ -179,5 +179,7 @@ def format_in(number: float, unit: Unit, digits: int = 4, at_least_decimals: int
         decimals = len(text.partition(".")[2])
         if decimals < at_least_decimals:
             text = f"{scaled:.{at_least_decimals}f}"
-    joiner = "" if unit.symbol in ("%", "×") else " "
+    if unit.noun:  # counted things read best as plain numbers: `waves = 62.06`
+        return text
+    joiner = "" if unit.symbol in ("%", "×") or unit.symbol in _LARGE_PREFIXES else " "
     return f"{text}{joiner}{unit.symbol}"

@@ -170,7 +170,7 @@ def achieved_bandwidth(e: Estimate) -> Value:
 
 
 def bandwidth_utilization(e: Estimate) -> Value:
-    return quotient("bandwidth_utilization", e["achieved_bandwidth"], e.fact("hbm_bandwidth"))
+    return quotient("bandwidth_utilization", e["achieved_bandwidth"], e.fact("hbm_bandwidth"), percent=True)
 
 
 def achieved_flop_rate(e: Estimate) -> Value:
@@ -178,7 +178,7 @@ def achieved_flop_rate(e: Estimate) -> Value:
 
 
 def flop_utilization(e: Estimate) -> Value:
-    return quotient("flop_utilization", e["achieved_flop_rate"], e["peak_flop_rate"])
+    return quotient("flop_utilization", e["achieved_flop_rate"], e["peak_flop_rate"], percent=True)
 
 
 def blocks(e: Estimate) -> Value:

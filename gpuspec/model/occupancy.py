@@ -76,7 +76,7 @@ def waves_started(e: Estimate) -> Value:
 def last_wave_occupancy(e: Estimate) -> Value:
     whole = e["waves_started"].number - 1
     left = given("blocks_in_last_wave", e["blocks"].number - whole * e["blocks_per_wave"].number, COUNT)
-    return quotient("last_wave_occupancy", left, e["blocks_per_wave"])
+    return quotient("last_wave_occupancy", left, e["blocks_per_wave"], percent=True)
 
 
 RULES = {

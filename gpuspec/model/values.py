@@ -27,6 +27,7 @@ class Value:
     note: str | None = None
     low: float | None = None
     high: float | None = None
+    percent: bool = False  # a share, shown as a percentage
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -38,6 +39,8 @@ class Value:
     def format(self) -> str:
         if isinstance(self.number, str):
             return self.number
+        if self.percent and self.dimension == units.COUNT:
+            return f"{units.significant(self.number * 100)}%"
         if self.low is not None and self.high is not None and self.low != self.high:
             low = units.format_si(self.low, self.dimension)
             high = units.format_si(self.high, self.dimension)
@@ -52,7 +55,10 @@ class Value:
             return f"{self.name} = {self.format()}{source}{note}"
         names = self.rule.format(*(i.name for i in self.inputs))
         numbers = self.rule.format(*(i.format() for i in self.inputs))
-        steps = [self.name, names] + ([numbers] if numbers != names else []) + [self.format()]
+        steps = [self.name, names]
+        for step in (numbers, self.format()):
+            if step != steps[-1]:
+                steps.append(step)
         note = f" ({self.note})" if self.note else ""
         return " = ".join(steps) + note
 
@@ -79,9 +85,10 @@ def product(name: str, *factors: Value, note: str | None = None) -> Value:
     return Value(name, number, dimension, " × ".join(f"{{{i}}}" for i in range(len(factors))), factors, note=note)
 
 
-def quotient(name: str, top: Value, bottom: Value, note: str | None = None) -> Value:
+def quotient(name: str, top: Value, bottom: Value, note: str | None = None, percent: bool = False) -> Value:
     number = top.number / bottom.number if bottom.number else math.inf  # type: ignore[operator]
-    return Value(name, number, units.divide(top.dimension, bottom.dimension), "{0} / {1}", (top, bottom), note=note)
+    return Value(name, number, units.divide(top.dimension, bottom.dimension), "{0} / {1}", (top, bottom), note=note,
+                 percent=percent)
 
 
 def total(name: str, *terms: Value, note: str | None = None) -> Value:
