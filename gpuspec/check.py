@@ -25,7 +25,14 @@ class Verdict:
     source: str
     status: str  # "pass", "fail" or "skip"
     actual: Value | None
-    message: str
+    reason: str | None = None  # why a claim was skipped
+
+    @property
+    def message(self) -> str:
+        """The computed value against the claim, in words (worked out only when shown)."""
+        if self.actual is None:
+            return self.reason or ""
+        return describe(self.actual, self.claim, self.status == "pass")
 
 
 def holds(actual: Value, claim: Claim) -> bool:
@@ -97,7 +104,7 @@ def check(program: Program) -> tuple[list[Verdict], list[Diagnostic]]:
                                          claim.span, "split it into named values"))
                 break
             passed = holds(actual, claim)
-            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, describe(actual, claim, passed)))
+            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual))
     return verdicts, errors
 
 

@@ -47,13 +47,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check(args) -> int:
     from gpuspec.pipeline import run_check
-    from gpuspec.report import json as json_report
-    from gpuspec.report import text as text_report
 
     report = run_check(args.paths)
     if args.format == "json":
+        from gpuspec.report import json as json_report
+
         sys.stdout.write(json_report.render(report))
     else:
+        from gpuspec.report import text as text_report
+
         sys.stdout.write(text_report.render(report, verbose=args.verbose))
     return report.exit_code
 

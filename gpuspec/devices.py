@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import functools
+import marshal
+import os
 import re
-import tomllib
+import tempfile
+from pathlib import Path
 
 from attrs import evolve, field, frozen
 
@@ -127,10 +130,38 @@ def parse_fact(name: str, written: str, reference: str | None = None, note: str 
 
 
 @functools.lru_cache(maxsize=1)
+def _catalog_data() -> dict:
+    """devices.toml as a dict, through a cache in the temp folder keyed by the file's size and time.
+
+    Parsing TOML costs more than everything else `gpuspec check` does at start-up, so it is done once.
+    """
+    path = data_dir("catalog") / "devices.toml"
+    stat = path.stat()
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    cache = Path(tempfile.gettempdir()) / f"gpuspec-{user}-catalog-{stat.st_size}-{stat.st_mtime_ns}.marshal"
+    try:
+        data = marshal.loads(cache.read_bytes())
+        if isinstance(data, dict) and "devices" in data:
+            return data
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    import tomllib
+
+    with open(path, "rb") as handle:
+        data = tomllib.load(handle)
+    try:  # write then rename, so a reader never sees half a file
+        partial = cache.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(marshal.dumps(data))
+        os.replace(partial, cache)
+    except OSError:
+        pass
+    return data
+
+
+@functools.lru_cache(maxsize=1)
 def catalog() -> dict[str, Device]:
     """Every device of the catalog, by its canonical name."""
-    with open(data_dir("catalog") / "devices.toml", "rb") as handle:
-        data = tomllib.load(handle)
+    data = _catalog_data()
     references = data.get("references", {})
     defaults = _facts(data.get("defaults", {}), references, "defaults")
     devices = {}
@@ -144,8 +175,7 @@ def catalog() -> dict[str, Device]:
 
 def references() -> dict[str, str]:
     """Source key -> title and address of every reference the catalog cites."""
-    with open(data_dir("catalog") / "devices.toml", "rb") as handle:
-        return dict(tomllib.load(handle).get("references", {}))
+    return dict(_catalog_data().get("references", {}))
 
 
 def _facts(entry: dict, references: dict, where: str) -> dict[str, Fact]:

@@ -199,6 +199,7 @@ class Block:
     """The claims after `is` and in the indented block, in order, with their quotes."""
 
     items: tuple[Claim | Quote, ...] = field(converter=tuple)
+    span: Span | None = _span()
 
 
 # --- statements -----------------------------------------------------------------------------------

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import functools
-import re
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import DedentError, Indenter
 from lark.lexer import PatternStr
@@ -39,9 +38,6 @@ _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CARET", "SUP2", "SUP3"}
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
 
 
-_TRAILING = re.compile(r"(\s|#[^\n]*)+$")
-
-
 class _BadIndent(Exception):
     def __init__(self, token: Token):
         self.token = token
@@ -65,16 +61,18 @@ class _Indentation(Indenter):
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = data_dir("grammar") / "gpuspec.lark"
-    # cache=True keeps the compiled LALR tables in the temp folder, keyed by the grammar's hash.
+    # The builder runs inside the parser (no parse tree is built), and cache=True keeps the compiled
+    # LALR tables in the temp folder, keyed by the grammar's hash: both for speed.
     return Lark(grammar.read_text(encoding="utf-8"), parser="lalr", postlex=_Indentation(),
-                propagate_positions=True, maybe_placeholders=True, cache=True)
+                maybe_placeholders=True, transformer=_BUILDER, cache=True)
 
 
 def parse(source: SpecText) -> nodes.Spec:
     """Parse one spec. Raises SpecError with one located syntax diagnostic."""
     text = source.text if source.text.endswith("\n") else source.text + "\n"
+    _BUILDER.begin(source, text)
     try:
-        tree = _parser().parse(text)
+        statements = _parser().parse(text)
     except UnexpectedInput as error:
         raise SpecError([_syntax_diagnostic(error, source)]) from None
     except _BadIndent as error:
@@ -83,7 +81,6 @@ def parse(source: SpecText) -> nodes.Spec:
         span = Span(source.path, line, column, line, column + 1)
         raise SpecError([Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
                                     "indent every claim of a block by the same amount")]) from None
-    statements = _Builder(source, text).transform(tree)
     return nodes.Spec(source.path, statements)
 
 
@@ -132,102 +129,162 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
     return Diagnostic("syntax", f"{found}; expected {expected}", span)
 
 
-@v_args(meta=True)
-class _Builder(Transformer):
-    """Turns the Lark tree into nodes; it only builds, it never looks names up."""
+class _Extent:
+    """Where a rule's text starts and ends: from the first and the last of the tokens and nodes it was built from.
 
-    def __init__(self, source: SpecText, text: str):
-        super().__init__()
+    Children come in the order they were written, so only the ends of the list need looking at.
+    """
+
+    __slots__ = ("start", "end", "line", "column", "end_line", "end_column")
+
+    def __init__(self, children):
+        first, last = _edge(children, False), _edge(children, True)
+        if first is None:
+            self.start = None
+            return
+        self.start, self.line, self.column = first[0], first[1], first[2]
+        self.end, self.end_line, self.end_column = last[3], last[4], last[5]
+
+    @property
+    def empty(self) -> bool:
+        return self.start is None
+
+
+def _edge(items, from_end: bool):
+    """(start, line, column, end, end_line, end_column) of the first (or last) positioned item."""
+    for item in (reversed(items) if from_end else items):
+        if item is None:
+            continue
+        if isinstance(item, Token):
+            if item.start_pos is not None:
+                return item.start_pos, item.line, item.column, item.end_pos, item.end_line, item.end_column
+            continue
+        if isinstance(item, (list, tuple)):
+            found = _edge(item, from_end)
+        else:
+            span = getattr(item, "span", None)
+            found = None if span is None else (span.start, span.line, span.column, span.end, span.end_line,
+                                               span.end_column)
+        if found is not None:
+            return found
+    return None
+
+
+def _with_extent(method):
+    def build(self, children):
+        return method(self, _Extent(children), children)
+    build.__name__ = method.__name__
+    return build
+
+
+class _Builder(Transformer):
+    """Turns what the parser matched into nodes, rule by rule as it parses; it only builds, never looks up.
+
+    One instance serves every parse: `begin(source, text)` sets the file it reports positions in.
+    """
+
+    def begin(self, source: SpecText, text: str) -> None:
         self._source, self._text = source, text
 
     # --- positions ---
-    def _span(self, meta) -> Span | None:
-        if getattr(meta, "empty", True):
+    def _span(self, extent: _Extent) -> Span | None:
+        if extent.empty:
             return None
         offset = self._source.line_offset
-        end_line, end_column = meta.end_line, meta.end_column
-        # A statement's span ends at its last token, not after the line break and comments that close it.
-        written = _TRAILING.sub("", self._text[meta.start_pos:meta.end_pos])
-        if len(written) < meta.end_pos - meta.start_pos:
-            end_line = meta.line + written.count("\n")
-            last = written.rfind("\n")
-            end_column = (len(written) + meta.column) if last < 0 else len(written) - last
-        return Span(self._source.path, meta.line + offset, meta.column, end_line + offset, end_column)
+        return Span(self._source.path, extent.line + offset, extent.column, extent.end_line + offset,
+                    extent.end_column, extent.start, extent.end)
 
     def _tspan(self, token: Token) -> Span:
         offset = self._source.line_offset
-        return Span(self._source.path, token.line + offset, token.column, token.end_line + offset, token.end_column)
+        return Span(self._source.path, token.line + offset, token.column, token.end_line + offset, token.end_column,
+                    token.start_pos, token.end_pos)
 
-    def _slice(self, meta) -> str:
-        return self._text[meta.start_pos:meta.end_pos]
+    def _slice(self, extent: _Extent) -> str:
+        return self._text[extent.start:extent.end]
 
     def _number(self, token: Token) -> nodes.Number:
         return nodes.Number(str(token).rstrip("+"), span=self._tspan(token))
 
     # --- statements ---
+    @_with_extent
     def start(self, meta, children):
         return tuple(c for c in children if c is not None and not isinstance(c, Token))
 
+    @_with_extent
     def device_stmt(self, meta, children):
         names = [str(c) for c in children if isinstance(c, Token) and c.type == "DEVICE_NAME"]
         assignments = [c for c in children if isinstance(c, nodes.Assignment)]
         return nodes.DeviceStatement(names[0], names[1] if len(names) > 1 else None, assignments,
                                      span=self._span(meta))
 
+    @_with_extent
     def assignment(self, meta, children):
         name, _, value = children
         return nodes.Assignment(str(name), value, span=self._span(meta))
 
+    @_with_extent
     def set_stmt(self, meta, children):
         _, name, _, (amount, words) = children
         return nodes.Setting(str(name), amount, words, span=self._span(meta))
 
+    @_with_extent
     def setting_amount(self, meta, children):
         _, number, unit = children
         phrase = nodes.Phrase(unit, span=self._span(meta)) if unit else None
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta)), ()
 
+    @_with_extent
     def setting_words(self, meta, children):
         return None, tuple(str(c) for c in children)
 
+    @_with_extent
     def quote(self, meta, children):
         # A quote may run over several lines; its words are kept, its line breaks are not.
         return nodes.Quote(" ".join(str(children[0])[1:-1].split()), span=self._span(meta))
 
+    @_with_extent
     def tensor_binding(self, meta, children):
         name, _, tensor = children
         return nodes.TensorBinding(str(name), tensor, span=self._span(meta))
 
+    @_with_extent
     def value_binding(self, meta, children):
         name, _, expr, options, claims = children
         return nodes.Subject(str(name), expr, options, claims, self._slice(meta).strip(), span=self._span(meta))
 
+    @_with_extent
     def subject(self, meta, children):
         expr, options, claims = children
         return nodes.Subject(None, expr, options, claims, self._slice(meta).strip(), span=self._span(meta))
 
+    @_with_extent
     def direct_claim(self, meta, children):
         subject, comparator, value, tolerance = children
         claim = nodes.Claim(comparator, subject, value, tolerance, self._slice(meta).strip(), span=self._span(meta))
         return nodes.DirectClaim(claim, span=self._span(meta))
 
     # --- workload options ---
+    @_with_extent
     def options(self, meta, children):
         _, on, *rest = children
         mode = next((r[1] for r in rest if r[0] == "mode"), None)
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
         return nodes.Options(on, mode, threads, span=self._span(meta))
 
+    @_with_extent
     def eager(self, meta, children):
         return ("mode", "eager")
 
+    @_with_extent
     def fused(self, meta, children):
         return ("mode", "fused")
 
+    @_with_extent
     def threads(self, meta, children):
         return ("threads", self._number(children[1]))
 
     # --- claims ---
+    @_with_extent
     def claims_tail(self, meta, children):
         items = []
         for child in children:
@@ -235,64 +292,80 @@ class _Builder(Transformer):
                 items.extend(child)
             elif isinstance(child, nodes.Quote):
                 items.append(child)
-        return nodes.Block(items)
+        return nodes.Block(items, span=self._span(meta))
 
+    @_with_extent
     def claim_list(self, meta, children):
         return list(children)
 
+    @_with_extent
     def bound_claim(self, meta, children):
         token = children[0]
         word = nodes.Word(str(token).split("-")[0], span=self._tspan(token))
         return nodes.Claim("=", None, word, None, str(token), span=self._span(meta))
 
+    @_with_extent
     def implicit_claim(self, meta, children):
         comparator, amount, tolerance = children
         return nodes.Claim(comparator or "=", None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
 
+    @_with_extent
     def explicit_claim(self, meta, children):
         subject, comparator, value, tolerance = children
         return nodes.Claim(comparator, subject, value, tolerance, self._slice(meta).strip(), span=self._span(meta))
 
+    @_with_extent
     def word(self, meta, children):
         return nodes.Word(str(children[0]), span=self._span(meta))
 
+    @_with_extent
     def point(self, meta, children):
         number, phrase = children
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta))
 
+    @_with_extent
     def at_least(self, meta, children):
         number, phrase = children
         return nodes.Amount("at_least", self._number(number), None, phrase, span=self._span(meta))
 
+    @_with_extent
     def range(self, meta, children):
         low, _, high, phrase = children
         return nodes.Amount("range", self._number(low), self._number(high), phrase, span=self._span(meta))
 
+    @_with_extent
     def phrase(self, meta, children):
         unit, *words = children
         return nodes.Phrase(str(unit), tuple(str(w) for w in words), span=self._span(meta))
 
+    @_with_extent
     def unit(self, meta, children):
         return str(children[0])
 
+    @_with_extent
     def tolerance(self, meta, children):
         _, number, unit = children
         return nodes.Tolerance(self._number(number), unit, span=self._span(meta))
 
+    @_with_extent
     def comparator(self, meta, children):
         return _COMPARATORS[str(children[0])]
 
     # --- tensors ---
+    @_with_extent
     def shaped(self, meta, children):
         dims, dtype = children
         return nodes.TensorType(str(dtype), dims, span=self._span(meta))
 
+    @_with_extent
     def tensor_type(self, meta, children):
         return nodes.TensorType(str(children[0]), children[1:], span=self._span(meta))
 
+    @_with_extent
     def shape(self, meta, children):
         return list(children)
 
+    @_with_extent
     def product_shape(self, meta, children):
         sizes = []
         for child in children:
@@ -302,48 +375,64 @@ class _Builder(Transformer):
                 sizes.append(str(child))
         return [nodes.Dim(int(s), 1, span=self._span(meta)) for s in sizes]
 
+    @_with_extent
     def single_dim(self, meta, children):
         return nodes.Dim(int(children[0]), 1, span=self._span(meta))
 
+    @_with_extent
     def square_dim(self, meta, children):
         return nodes.Dim(int(children[0]), 2, span=self._span(meta))
 
+    @_with_extent
     def cube_dim(self, meta, children):
         return nodes.Dim(int(children[0]), 3, span=self._span(meta))
 
+    @_with_extent
     def power_dim(self, meta, children):
         return nodes.Dim(int(children[0]), int(children[2]), span=self._span(meta))
 
     # --- expressions ---
+    @_with_extent
     def _binop(self, meta, children):
         left, op, right = children
         return nodes.BinOp(str(op), left, right, span=self._span(meta))
 
     add = sub = mul = div = pow = _binop
 
+    @_with_extent
     def neg(self, meta, children):
         return nodes.Neg(children[1], span=self._span(meta))
 
+    @_with_extent
     def square(self, meta, children):
         two = nodes.Quantity(nodes.Number("2", span=self._tspan(children[1])), None, span=self._tspan(children[1]))
         return nodes.BinOp("^", children[0], two, span=self._span(meta))
 
+    @_with_extent
     def cube(self, meta, children):
         three = nodes.Quantity(nodes.Number("3", span=self._tspan(children[1])), None, span=self._tspan(children[1]))
         return nodes.BinOp("^", children[0], three, span=self._span(meta))
 
+    @_with_extent
     def quantity(self, meta, children):
         number, unit = children
         return nodes.Quantity(self._number(number), unit, span=self._span(meta))
 
+    @_with_extent
     def name(self, meta, children):
         return nodes.Name(str(children[0]), span=self._span(meta))
 
+    @_with_extent
     def member(self, meta, children):
         return nodes.Member(str(children[0]), str(children[1]), span=self._span(meta))
 
+    @_with_extent
     def device_field(self, meta, children):
         return nodes.DeviceField(str(children[1]), span=self._span(meta))
 
+    @_with_extent
     def call(self, meta, children):
         return nodes.Call(str(children[0]), children[1:], span=self._span(meta))
+
+
+_BUILDER = _Builder()

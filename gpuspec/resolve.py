@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import math
 
-from attrs import frozen
-
 from gpuspec import devices, metrics, nodes, units
 from gpuspec.devices import Device, Fact
 from gpuspec.diagnostics import Diagnostic, SpecError, did_you_mean
@@ -32,26 +30,37 @@ def _error(code: str, message: str, span: Span | None, help: str | None = None) 
     return _Invalid(Diagnostic(code, message, span, help))
 
 
-@frozen
-class _Workload:
-    """A name bound to a workload."""
+class _Binding:
+    """What a name in the file stands for, and the line that defined it."""
 
-    workload: Elementwise
-    line: int
+    __slots__ = ("line",)
 
-
-@frozen
-class _Value:
-    """A name bound to a value."""
-
-    ref: Ref
-    line: int
+    def __init__(self, line: int):
+        self.line = line
 
 
-@frozen
-class _TensorName:
-    tensor: Tensor
-    line: int
+class _Workload(_Binding):
+    __slots__ = ("workload",)
+
+    def __init__(self, workload: Elementwise, line: int):
+        super().__init__(line)
+        self.workload = workload
+
+
+class _Value(_Binding):
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Ref, line: int):
+        super().__init__(line)
+        self.ref = ref
+
+
+class _TensorName(_Binding):
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor, line: int):
+        super().__init__(line)
+        self.tensor = tensor
 
 
 class _Scope:
@@ -138,7 +147,7 @@ class _Resolver:
         ref = self._quantity(assignment.value, {})
         value = _constant(ref, assignment.value.span)
         dimension = devices.FIELDS[assignment.name][0]
-        _same_dimension(ref.dimension, dimension, assignment.name, assignment.value.span)
+        _same_dimension(_dimension_of(ref), dimension, assignment.name, assignment.value.span)
         return Fact(assignment.name, value, value, dimension, ref.text, note="set in the spec")
 
     def setting(self, setting: nodes.Setting) -> None:
@@ -226,7 +235,7 @@ class _Resolver:
                          "but this expression has no tensors", subject.options.span)
         ref = self._quantity(subject.expr, {})
         if subject.name:
-            ref = NamedRef(subject.name, ref, ref.dimension, subject.name)
+            ref = NamedRef(subject.name, ref, _dimension_of(ref), subject.name)
             self._bind(subject.name, _Value(ref, subject.span.line), subject.span)
         elif not subject.claims.items:
             raise _error("nothing-claimed", "this line claims nothing", subject.span,
@@ -487,7 +496,7 @@ class _Resolver:
                 raise _error("word-in-arithmetic", "a word (a bound) cannot take part in arithmetic", expr.span)
             if expr.function in ("min", "max") and len(dims) > 1:
                 raise _error("dimension-mismatch", f"`{expr.function}` of values in different units", expr.span)
-            dimension = args[0].dimension if expr.function != "sqrt" else _root(_dimension_of(args[0]), expr.span)
+            dimension = _dimension_of(args[0]) if expr.function != "sqrt" else _root(_dimension_of(args[0]), expr.span)
             return Operation(expr.function, args, dimension, text)
         raise _error("bad-expression", "this cannot be evaluated", getattr(expr, "span", None))
 

@@ -8,13 +8,18 @@ from attrs import field, frozen
 
 @frozen
 class Span:
-    """A stretch of one input file: 1-based lines and columns, end_column exclusive, as in Lark."""
+    """A stretch of one input file: 1-based lines and columns, end_column exclusive, as in Lark.
+
+    start and end are character offsets into the text it was parsed from.
+    """
 
     file: str
     line: int
     column: int
     end_line: int
     end_column: int
+    start: int = field(default=0, eq=False, repr=False)
+    end: int = field(default=0, eq=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"

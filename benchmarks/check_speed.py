@@ -1,0 +1,81 @@
+"""How fast gpuspec checks: claims per second on a generated spec, and start-up against a bare import.
+
+Run: python benchmarks/check_speed.py [--claims N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each block of lines makes a new workload and several claims on it, as a real spec would.
+TEMPLATE = """x{i} = bf16[{n}, 4096]
+y{i} = x{i} * 2 + {i}:
+    "A sentence that the claims below check."
+    {elements} elements, ≈ {t_us:.3g} µs, memory-bound
+    2 kernels, 1 round trip
+    y{i}.t_mem / y{i}.t_math ≈ 80×
+    waves ≈ {waves:.4g}
+"""
+CLAIMS_PER_BLOCK = 7
+
+
+def generate(claims: int) -> str:
+    lines = ["device H100-SXM", "set tolerance = 10%"]
+    for i in range(claims // CLAIMS_PER_BLOCK):
+        n = 1024 * (1 + i % 64)  # large enough that no kernel sits on the kernel floor
+        elements = n * 4096
+        t_us = 2 * 4 * elements / 3.35e12 * 1e6
+        waves = (elements / 256) / 1056
+        lines.append(TEMPLATE.format(i=i, n=n, elements=f"{elements:,}", t_us=t_us, waves=waves))
+    return "\n".join(lines) + "\n"
+
+
+def wall(command: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, check=False, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--claims", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT))
+    from gpuspec.pipeline import run_check
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "many.gpu"
+        path.write_text(generate(args.claims), encoding="utf-8")
+        run_check([str(path)])  # warm the parser cache
+        start = time.perf_counter()
+        report = run_check([str(path)])
+        seconds = time.perf_counter() - start
+    checked = len(report.verdicts)
+    assert not report.diagnostics and report.count("fail") == 0, report.summary
+    print(f"claims checked:     {checked:,} in {seconds:.3f} s = {checked / seconds:,.0f} claims/s (target ≥ 5,000)")
+
+    gpuspec = [sys.executable, "-m", "gpuspec", "check", "specs/"]
+    bare = [sys.executable, "-c", "import lark, attrs, jinja2"]
+    wall(gpuspec, 1)  # the first run may compile the parser cache
+    check_s, bare_s = wall(gpuspec, args.runs), wall(bare, args.runs)
+    print(f"gpuspec check specs/: {check_s * 1000:.0f} ms (median of {args.runs})")
+    print(f"import lark, attrs, jinja2: {bare_s * 1000:.0f} ms (median of {args.runs})")
+    print(f"ratio: {check_s / bare_s:.2f}× (target ≤ 1.5×)")
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()

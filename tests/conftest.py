@@ -1,0 +1,38 @@
+"""Shared helpers: check a spec given as text, and find the verdict of one claim."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuspec.pipeline import check_text
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = "device H100-SXM\n"
+
+
+def run(text: str):
+    """The Report of a spec given as text (a device line is not added)."""
+    return check_text(text, "t.gpu")
+
+
+def verdicts(text: str) -> list:
+    report = run(text)
+    assert not report.diagnostics, [d.message for d in report.diagnostics]
+    return list(report.verdicts)
+
+
+def only(text: str):
+    """The one verdict of a spec that makes exactly one claim."""
+    found = verdicts(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def errors(text: str) -> list:
+    return list(run(text).diagnostics)
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT

@@ -1,0 +1,48 @@
+"""The shape of the code: the check path stays light, and imports flow forward through the pipeline."""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
+
+# Each module may import only modules of an earlier (or the same) layer: the pipeline's order.
+LAYERS = [
+    {"resources", "text", "diagnostics", "units"},
+    {"nodes", "metrics", "devices"},
+    {"parse", "workloads", "program"},
+    {"resolve", "model"},
+    {"check"},
+    {"report", "pipeline"},
+    {"cli", "__main__", "__init__"},
+]
+
+
+def _layer(module: str) -> int:
+    head = module.split(".")[0]
+    return next(i for i, layer in enumerate(LAYERS) if head in layer)
+
+
+def test_the_check_path_imports_neither_torch_nor_triton(root):
+    code = ("import sys; from gpuspec.cli import main; main(['check', 'specs']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton', 'jinja2')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+def test_the_check_path_in_process_leaves_torch_and_triton_unimported(root, monkeypatch, capsys):
+    from gpuspec.cli import main
+
+    monkeypatch.chdir(root)
+    main(["check", "specs/"])
+    assert "torch" not in sys.modules and "triton" not in sys.modules
+
+
+def test_imports_flow_forward_only():
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        here = _layer(module)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gpuspec."):
+                target = node.module.removeprefix("gpuspec.")
+                assert _layer(target) <= here, f"{module} imports {target}, a later stage"

@@ -1,0 +1,27 @@
+"""gpuspec checks its own numbers: the bundled specs and the README's language example hold."""
+import re
+
+from gpuspec.pipeline import check_text, run_check
+
+
+def test_bundled_specs_pass(root):
+    report = run_check([str(root / "specs")])
+    assert not report.diagnostics, [d.message for d in report.diagnostics]
+    failed = [f"{v.claim.span}: {v.message}" for v in report.verdicts if v.status == "fail"]
+    assert not failed
+    assert report.count("pass") >= 40
+
+
+def test_lesson_spec_quotes_the_sentences_it_checks(root):
+    report = run_check([str(root / "specs" / "gpu-execution.gpu")])
+    quoted = [v for v in report.verdicts if v.claim.quote]
+    assert len(quoted) >= len(report.verdicts) // 2
+
+
+def test_readme_language_example_checks(root):
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The language by example", 1)[1]
+    example = re.search(r"```\n(.*?)```", section, re.S).group(1)
+    report = check_text(example, "README.md")
+    assert not report.diagnostics, [f"{d.span}: {d.message}" for d in report.diagnostics]
+    assert report.count("fail") == 0 and report.count("pass") > 20
