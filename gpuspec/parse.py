@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -36,6 +37,11 @@ _TERMINAL_WORDS = {
 }
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CARET", "SUP2", "SUP3"}
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
+
+
+class _BadNumber(Exception):
+    def __init__(self, token: Token, reason: str):
+        self.token, self.reason = token, reason
 
 
 class _BadIndent(Exception):
@@ -75,6 +81,11 @@ def parse(source: SpecText) -> nodes.Spec:
         statements = _parser().parse(text)
     except UnexpectedInput as error:
         raise SpecError([_syntax_diagnostic(error, source)]) from None
+    except _BadNumber as error:
+        token = error.token
+        span = Span(source.path, token.line + source.line_offset, token.column, token.end_line + source.line_offset,
+                    token.end_column)
+        raise SpecError([Diagnostic("bad-number", error.reason, span)]) from None
     except _BadIndent as error:
         line = error.token.end_line + source.line_offset
         column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
@@ -111,8 +122,9 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
     elif isinstance(error, UnexpectedToken) and error.token.type != "$END":
         token = error.token
         expected, width = _describe(set(error.expected)), max(1, len(str(token.value).split("\n")[0]))
-        if token.type == "_INDENT":
-            found, width = "unexpected indentation", 1
+        if token.type == "_INDENT":  # the indenter places it at the line break; point at the indented line
+            found, line, column = "unexpected indentation", token.end_line + source.line_offset, 1
+            width = max(1, token.end_column - 1)
         elif token.type == "_DEDENT":
             found = "the indented block ends here"
         elif token.type == "_NL":
@@ -203,7 +215,15 @@ class _Builder(Transformer):
         return self._text[extent.start:extent.end]
 
     def _number(self, token: Token) -> nodes.Number:
-        return nodes.Number(str(token).rstrip("+"), span=self._tspan(token))
+        text = str(token).rstrip("+")
+        if len(text) > 40 or not math.isfinite(float(text.replace(",", ""))):
+            raise _BadNumber(token, "this number is too large: gpuspec works in 64-bit floats, up to about 1.8e308")
+        return nodes.Number(text, span=self._tspan(token))
+
+    def _dim(self, token: Token) -> int:
+        if len(token) > 18:
+            raise _BadNumber(token, "this dimension is too large: at most 18 digits")
+        return int(token)
 
     # --- statements ---
     @_with_extent
@@ -373,23 +393,25 @@ class _Builder(Transformer):
                 sizes.extend(str(child).replace("×", "x").split("x"))
             elif child.type == "DIM":
                 sizes.append(str(child))
-        return [nodes.Dim(int(s), 1, span=self._span(meta)) for s in sizes]
+        if any(len(size) > 18 for size in sizes):
+            raise _BadNumber(children[0], "a dimension of this shape is too large: at most 18 digits")
+        return [nodes.Dim(int(size), 1, span=self._span(meta)) for size in sizes]
 
     @_with_extent
     def single_dim(self, meta, children):
-        return nodes.Dim(int(children[0]), 1, span=self._span(meta))
+        return nodes.Dim(self._dim(children[0]), 1, span=self._span(meta))
 
     @_with_extent
     def square_dim(self, meta, children):
-        return nodes.Dim(int(children[0]), 2, span=self._span(meta))
+        return nodes.Dim(self._dim(children[0]), 2, span=self._span(meta))
 
     @_with_extent
     def cube_dim(self, meta, children):
-        return nodes.Dim(int(children[0]), 3, span=self._span(meta))
+        return nodes.Dim(self._dim(children[0]), 3, span=self._span(meta))
 
     @_with_extent
     def power_dim(self, meta, children):
-        return nodes.Dim(int(children[0]), int(children[2]), span=self._span(meta))
+        return nodes.Dim(self._dim(children[0]), self._dim(children[2]), span=self._span(meta))
 
     # --- expressions ---
     @_with_extent

@@ -25,7 +25,9 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     errors: list[Diagnostic] = []
     for given in paths:
         path = Path(given)
-        if path.is_dir():
+        if given == "-":
+            found.append(path)
+        elif path.is_dir():
             found.extend(sorted(p for p in path.rglob(f"*{SPEC_SUFFIX}") if p.is_file()))
         elif path.is_file():
             found.append(path)
@@ -36,17 +38,39 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     return unique, errors
 
 
-def load(path: str | Path) -> tuple[SpecText, Program]:
-    """Read, parse and resolve one spec file. Raises SpecError for invalid input."""
+def read(path: str | Path) -> SpecText:
+    """The text of a spec file (`-` is standard input). Raises SpecError if it cannot be read as text."""
     try:
-        source = read_spec(path)
+        return read_spec(path) if str(path) != "-" else _stdin()
     except UnreadableText as error:
         span = Span(error.path, error.line, error.column, error.line, error.column + 1)
         raise SpecError([Diagnostic("unreadable", error.reason, span)]) from None
     except OSError as error:
         span = Span(str(path), 1, 1, 1, 1)
         raise SpecError([Diagnostic("unreadable", f"cannot read the file: {error.strerror or error}", span)]) from None
+
+
+def load(path: str | Path) -> tuple[SpecText, Program]:
+    """Read, parse and resolve one spec file. Raises SpecError for invalid input."""
+    source = read(path)
     return source, compile_text(source)
+
+
+def _undecoded(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", "replace").replace("\0", "\ufffd")
+    except OSError:
+        return ""
+
+
+def _stdin() -> SpecText:
+    import sys
+
+    raw = sys.stdin.buffer.read()
+    try:
+        return SpecText("<stdin>", raw.decode("utf-8").removeprefix("\ufeff"))
+    except UnicodeDecodeError as error:
+        raise UnreadableText("<stdin>", 1, error.start + 1, "the input is not UTF-8 text") from None
 
 
 def compile_text(source: SpecText) -> Program:
@@ -59,7 +83,7 @@ def compile_text(source: SpecText) -> Program:
 
 def _too_deep(source: SpecText) -> Diagnostic:
     # Point at the line with the most nesting and operators: the one that exhausted the stack.
-    lines = source.text.splitlines() or [""]
+    lines = source.text.split("\n")
     index = max(range(len(lines)), key=lambda i: sum(lines[i].count(c) for c in "()+-*/^"))
     line = index + 1 + source.line_offset
     return Diagnostic("too-deep", "this expression is nested too deeply or is too long to check",
@@ -85,23 +109,18 @@ def run_check(paths: list[str]) -> Report:
     texts: dict[str, str] = {}
     for path in files:
         try:
-            source, program = load(path)
+            source = read(path)
+            texts[source.path] = source.text
+            program = compile_text(source)
         except SpecError as error:
             diagnostics.extend(error.diagnostics)
-            _remember(texts, path)
+            if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
+                texts[str(path)] = _undecoded(path)
             continue
-        texts[source.path] = source.text
         found, errors = check(program)
         verdicts.extend(found)
         diagnostics.extend(errors)
     return Report(verdicts, diagnostics, [str(f) for f in files], texts)
-
-
-def _remember(texts: dict[str, str], path: Path) -> None:
-    try:
-        texts[str(path)] = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        pass
 
 
 @frozen

@@ -121,7 +121,10 @@ class Program:
 
 
 def apply(op: str, args: list[float]) -> float:
-    """The arithmetic of an Operation on plain numbers (SI units). ZeroDivisionError on division by zero."""
+    """The arithmetic of an Operation on plain numbers (SI units).
+
+    Raises ArithmeticError (division by zero, overflow) or ValueError (a square root of a negative number).
+    """
     if op == "neg":
         return -args[0]
     if op == "+":

@@ -148,6 +148,10 @@ class _Resolver:
         value = _constant(ref, assignment.value.span)
         dimension = devices.FIELDS[assignment.name][0]
         _same_dimension(_dimension_of(ref), dimension, assignment.name, assignment.value.span)
+        if dimension == units.COUNT and (value != int(value) or value < 1):
+            raise _error("bad-field", f"{assignment.name} must be a whole number of at least 1", assignment.value.span)
+        if value <= 0:
+            raise _error("bad-field", f"{assignment.name} must be more than zero", assignment.value.span)
         return Fact(assignment.name, value, value, dimension, ref.text, note="set in the spec")
 
     def setting(self, setting: nodes.Setting) -> None:
@@ -253,6 +257,12 @@ class _Resolver:
             threads = _whole_number(subject.options.threads, units.Unit("", 1.0, units.COUNT),
                                     subject.options.threads.span, "threads per block")
         mode = subject.options.mode or self.scope.mode
+        where = subject.options.threads.span if subject.options.threads is not None else subject.span
+        _within(device, "max_threads_per_block", threads, "threads per block", where)
+        _within(device, "max_registers_per_thread", self.scope.registers_per_thread, "registers per thread",
+                subject.span)
+        _within(device, "shared_memory_per_block", self.scope.shared_memory_per_block, "shared memory per block",
+                subject.span)
         return Elementwise(tree, mode, threads, device, self.scope.registers_per_thread,
                            self.scope.shared_memory_per_block, text=statement)
 
@@ -611,6 +621,14 @@ def _same_dimension(actual, wanted, what: str, span: Span) -> None:
                      _unit_hint(wanted))
 
 
+def _within(device: Device, field: str, asked: float | None, what: str, span: Span) -> None:
+    """An error when a workload asks for more of a per-block resource than the device allows."""
+    limit = device.fact(field)
+    if asked is not None and limit is not None and asked > limit.value:
+        raise _error("over-device-limit", f"{units.format_count(asked)} {what} is more than {device.name} allows "
+                     f"({limit.written})", span)
+
+
 def _whole_number(number: nodes.Number, unit: units.Unit, span: Span, what: str) -> int:
     value = number.value * unit.scale
     if unit.dimension != units.COUNT or value != int(value) or value < 1:
@@ -630,9 +648,14 @@ def _constant(ref: Ref, span: Span) -> float:
     if isinstance(ref, Operation):
         args = [_constant(a, span) for a in ref.args]
         try:
-            return apply(ref.op, args)
+            value = apply(ref.op, args)
         except ZeroDivisionError:
             raise _error("division-by-zero", "division by zero", span) from None
+        except (ArithmeticError, ValueError) as error:
+            raise _error("bad-arithmetic", f"`{ref.text}` cannot be computed: {error}", span) from None
+        if not math.isfinite(value):
+            raise _error("bad-arithmetic", f"`{ref.text}` is too large to compute", span)
+        return value
     raise _error("not-constant", "this must be a number known before any workload is modelled", span)
 
 

@@ -39,7 +39,7 @@ class SpecText:
 
     def line(self, number: int) -> str:
         """The text of the 1-based document line `number`, without its line break ('' if out of range)."""
-        lines = self.text.splitlines()
+        lines = self.text.split("\n")  # Lark counts lines by \n only; splitlines() would also split at \r, U+2028, ...
         index = number - 1 - self.line_offset
         return lines[index] if 0 <= index < len(lines) else ""
 
@@ -75,3 +75,26 @@ def read_spec(path: str | Path) -> SpecText:
 def _position(before: str) -> tuple[int, int]:
     line = before.count("\n") + 1
     return line, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _invisible(char: str) -> bool:
+    code = ord(char)
+    return (code < 32 and char != "\t") or 0x7F <= code < 0xA0 or char in _LAYOUT
+
+
+# Line and paragraph separators and the bidirectional controls: they reorder or break a terminal's line.
+_LAYOUT = frozenset("\u2028\u2029\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
+
+
+def escaped(text: str) -> str:
+    """`text` with control and layout characters written as escapes (`\\r`, `\\u2028`), safe to print."""
+    if not any(_invisible(c) for c in text):
+        return text
+    return "".join(c.encode("unicode_escape").decode("ascii") if _invisible(c) else c for c in text)
+
+
+def masked(text: str) -> str:
+    """`text` with control and layout characters shown as U+FFFD, one column each, for a caret excerpt."""
+    if not any(_invisible(c) for c in text):
+        return text
+    return "".join("\ufffd" if _invisible(c) else c for c in text)

@@ -113,3 +113,10 @@ def test_python_dash_m_runs_the_same_command(tmp_path, root):
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "3 passed, 0 failed"
+
+
+def test_standard_input_is_read_for_a_dash(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "gpuspec", "check", "-"], input=FAILING, capture_output=True,
+                            text=True, cwd=tmp_path)
+    assert result.returncode == 1
+    assert "<stdin>:3:36: fail:" in result.stdout

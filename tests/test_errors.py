@@ -45,3 +45,29 @@ def test_names_cannot_be_defined_twice():
 def test_a_claim_without_a_metric_is_refused():
     [error] = errors(H100 + "x*2 on 4096² bf16 is 62")
     assert error.code == "which-metric"
+
+
+def test_a_block_larger_than_the_device_allows_is_refused_where_it_is_written():
+    [error] = errors(H100 + "x*2 on 4096² bf16 with 2048 threads per block is memory-bound")
+    assert error.code == "over-device-limit" and "1024" in error.message
+    assert error.span.column == 24
+
+
+def test_device_overrides_must_make_sense():
+    found = errors("device foo from H100 with sms = 0.5\ndevice bar from H100 with hbm_bandwidth = 0 TB/s\n")
+    assert [e.code for e in found] == ["bad-field", "bad-field"]
+
+
+def test_numbers_beyond_a_double_are_refused():
+    [error] = errors(H100 + "x = bf16[4]\ny = x * 2\ny.waves = 1e400")
+    assert error.code == "bad-number"
+
+
+def test_control_characters_in_the_input_are_escaped_in_messages(tmp_path, capsys):
+    from gpuspec.cli import main
+
+    path = tmp_path / "s.gpu"
+    path.write_text("device H100-SXM\u2028x\n", encoding="utf-8")
+    assert main(["check", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert "\u2028" not in out and "\\u2028" in out

@@ -1,6 +1,8 @@
 """Evaluate what a claim is about (a resolved reference) to a Value, using the model for metrics."""
 from __future__ import annotations
 
+import math
+
 from gpuspec.model.estimate import ModelError
 from gpuspec.model.values import Value, fact, renamed
 from gpuspec.program import FactRef, Literal, MetricRef, NamedRef, Operation, Ref, apply
@@ -28,8 +30,10 @@ def evaluate(ref: Ref, estimate_of) -> Value:
         number = apply(ref.op, [a.number for a in args])
     except ZeroDivisionError:
         raise ModelError(f"`{ref.text}` divides by zero") from None
-    except OverflowError:
-        raise ModelError(f"`{ref.text}` is too large to compute") from None
+    except (ArithmeticError, ValueError) as error:
+        raise ModelError(f"`{ref.text}` cannot be computed: {error}") from None
+    if isinstance(number, complex) or not math.isfinite(number):
+        raise ModelError(f"`{ref.text}` is too large to compute")
     if ref.op == "neg":
         rule = "-{0}"
     elif ref.op in _SYMBOLS:

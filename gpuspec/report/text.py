@@ -5,6 +5,7 @@ from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.values import Value
 from gpuspec.report import Report
+from gpuspec.text import escaped, masked
 
 _MARKS = {"pass": ".", "fail": "F", "skip": "s"}
 
@@ -76,20 +77,19 @@ def derivation(value: Value, depth: int = 3) -> list[str]:
 def error(diagnostic: Diagnostic, texts: dict[str, str]) -> list[str]:
     span = diagnostic.span
     where = f"{span}: " if span else ""
-    lines = [f"{where}error[{diagnostic.code}]: {diagnostic.message}"]
+    lines = [f"{escaped(where)}error[{diagnostic.code}]: {escaped(diagnostic.message)}"]
     if span is not None and span.file in texts:
-        source = texts[span.file].splitlines()
+        source = texts[span.file].split("\n")
         if 0 < span.line <= len(source):
-            text = source[span.line - 1]
-            shown = text.expandtabs(4)
+            text = source[span.line - 1].rstrip("\r")
+            shown = masked(text.expandtabs(4))
+            column = len(masked(text[:span.column - 1]).expandtabs(4)) + 1  # tabs widen the line before the caret
             if len(shown) > 160:  # very long lines: show the part around the error
-                start = max(0, span.column - 60)
-                shown, column = "…" + shown[start:start + 120] + "…", span.column - start + 1
-            else:
-                column = span.column
+                start = max(0, column - 60)
+                shown, column = "…" + shown[start:start + 120] + "…", column - start + 1
             width = max(1, (span.end_column - span.column) if span.end_line == span.line else len(text) - span.column + 1)
             lines.append(f"    {shown}")
             lines.append(f"    {' ' * (column - 1)}{'^' * min(width, 120)}")
     if diagnostic.help:
-        lines.append(f"    help: {diagnostic.help}")
+        lines.append(f"    help: {escaped(diagnostic.help)}")
     return lines
