@@ -1,13 +1,12 @@
 """Claims against values: the comparison rules (=, ≈, bounds, ranges, words) and a Verdict per claim and source."""
 from __future__ import annotations
 
-from attrs import frozen
-
 from gpuspec import model, units
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.expressions import evaluate
 from gpuspec.model.values import Value
 from gpuspec.program import Claim, Expected, Program
+from gpuspec.record import Record, record
 
 # Relative slack for floating-point noise when a value sits exactly on a boundary.
 _EPSILON = 1e-9
@@ -17,8 +16,8 @@ _SKIP_REASONS = {
 }
 
 
-@frozen
-class Verdict:
+@record
+class Verdict(Record):
     """The outcome of one claim against one source: pass, fail or skip, with the value and why."""
 
     claim: Claim

@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = commands.add_parser("check", help="check every claim in spec files and folders")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="a .gpu file, a folder to search for them, or - for standard input")
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="a .gpu file, a folder to search for them, or - for standard input")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
     check.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     check.set_defaults(run=_check)

@@ -12,7 +12,16 @@ from attrs import evolve, field, frozen
 
 from gpuspec import units
 from gpuspec.resources import data_dir
-from gpuspec.units import BANDWIDTH, BYTES, COUNT, CYCLES, FLOP_RATE, FREQUENCY, POWER, TIME
+from gpuspec.units import (
+    BANDWIDTH,
+    BYTES,
+    COUNT,
+    CYCLES,
+    FLOP_RATE,
+    FREQUENCY,
+    POWER,
+    TIME,
+)
 
 # Every numeric field a device may have: its dimension and what it means.
 FIELDS: dict[str, tuple[units.Dimension, str]] = {

@@ -1,16 +1,14 @@
 """Errors in spec input: Diagnostic (code, words, location, help) and SpecError that carries them."""
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
-from attrs import frozen
-
+from gpuspec.record import Record, record
 from gpuspec.text import Span
 
 
-@frozen
-class Diagnostic:
+@record
+class Diagnostic(Record):
     """One problem with the input, located in a file.
 
     code is a stable kebab-case id (`unknown-device`); message says what is wrong; help, when there is
@@ -37,6 +35,8 @@ class SpecError(Exception):
 
 def did_you_mean(word: str, known: Iterable[str]) -> str | None:
     """A 'did you mean' help line naming the closest of `known`, or None when nothing is close."""
+    import difflib  # only needed when something is misspelt
+
     known = list(known)
     lowered = {k.lower(): k for k in known}
     if word.lower() in lowered:

@@ -1,9 +1,8 @@
 """The metric vocabulary: every metric's name, dimension and meaning, and the phrases that name it."""
 from __future__ import annotations
 
-from attrs import frozen
-
 from gpuspec import units
+from gpuspec.record import Record, record
 from gpuspec.units import BANDWIDTH, BYTES, COUNT, FLOP_RATE, FLOPS, INTENSITY, TIME
 
 WORD = None  # the dimension of a metric whose value is a word (bound)
@@ -14,8 +13,8 @@ WORDS = {
 }
 
 
-@frozen
-class Metric:
+@record
+class Metric(Record):
     name: str
     dimension: units.Dimension | None
     meaning: str

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Union
 
-from attrs import field, frozen
+from attrs import field
 
+from gpuspec.record import Record, record
 from gpuspec.text import Span
 
 
@@ -15,8 +16,8 @@ def _span():
 # --- numbers as written -------------------------------------------------------------------------
 
 
-@frozen
-class Number:
+@record
+class Number(Record):
     """A number exactly as written: `16,777,216`, `0.25`, `8.03e9`."""
 
     text: str
@@ -34,8 +35,8 @@ class Number:
         return 10.0 ** (int(exponent or 0) - decimals)
 
 
-@frozen
-class Phrase:
+@record
+class Phrase(Record):
     """A unit and the words after it that name a metric: `MB moved`, `blocks per wave`."""
 
     unit: str
@@ -43,8 +44,8 @@ class Phrase:
     span: Span = _span()
 
 
-@frozen
-class Amount:
+@record
+class Amount(Record):
     """The value side of a claim: a point (`20 µs`), a range (`20–30 cycles`) or a lower bound (`400+`)."""
 
     kind: str  # "point", "range" or "at_least"
@@ -54,16 +55,16 @@ class Amount:
     span: Span = _span()
 
 
-@frozen
-class Word:
+@record
+class Word(Record):
     """A bare word as the value side of a claim: `bound = memory`."""
 
     text: str
     span: Span = _span()
 
 
-@frozen
-class Tolerance:
+@record
+class Tolerance(Record):
     """`± 5%` or `± 2 µs` beside a value."""
 
     number: Number
@@ -74,8 +75,8 @@ class Tolerance:
 # --- expressions ----------------------------------------------------------------------------------
 
 
-@frozen
-class Quantity:
+@record
+class Quantity(Record):
     """A number with an optional unit inside an expression: `2`, `2 B`, `3.35 TB/s`."""
 
     number: Number
@@ -83,16 +84,16 @@ class Quantity:
     span: Span = _span()
 
 
-@frozen
-class Name:
+@record
+class Name(Record):
     """A name: a tensor, a workload, a named value, or a metric inside a workload's claims."""
 
     id: str
     span: Span = _span()
 
 
-@frozen
-class Member:
+@record
+class Member(Record):
     """`y.waves`: a metric of a named workload."""
 
     owner: str
@@ -100,16 +101,16 @@ class Member:
     span: Span = _span()
 
 
-@frozen
-class DeviceField:
+@record
+class DeviceField(Record):
     """`device.hbm_bandwidth`: a field of the current device."""
 
     field_name: str
     span: Span = _span()
 
 
-@frozen
-class BinOp:
+@record
+class BinOp(Record):
     """`left op right` with op one of + - * / ^."""
 
     op: str
@@ -118,14 +119,14 @@ class BinOp:
     span: Span = _span()
 
 
-@frozen
-class Neg:
+@record
+class Neg(Record):
     operand: "Expr"
     span: Span = _span()
 
 
-@frozen
-class Call:
+@record
+class Call(Record):
     """`exp(x)`, `max(a, b)`."""
 
     function: str
@@ -139,8 +140,8 @@ Expr = Union[Quantity, Name, Member, DeviceField, BinOp, Neg, Call]
 # --- tensors and workload options -----------------------------------------------------------------
 
 
-@frozen
-class Dim:
+@record
+class Dim(Record):
     """One or more dimensions written as one: `4096` (1), `4096²` (2), `4096^3` (3)."""
 
     size: int
@@ -148,8 +149,8 @@ class Dim:
     span: Span = _span()
 
 
-@frozen
-class TensorType:
+@record
+class TensorType(Record):
     """A dtype and a shape: `bf16[4096, 4096]`, `4096² bf16`."""
 
     dtype: str
@@ -157,8 +158,8 @@ class TensorType:
     span: Span = _span()
 
 
-@frozen
-class Options:
+@record
+class Options(Record):
     """What follows a workload's expression: `on 4096² bf16`, `eager`/`fused`, `with 128 threads per block`."""
 
     on: TensorType | None = None
@@ -170,8 +171,8 @@ class Options:
 # --- claims ---------------------------------------------------------------------------------------
 
 
-@frozen
-class Claim:
+@record
+class Claim(Record):
     """One statement about one number (or word) to be checked.
 
     subject is the expression claimed about, or None when the metric is implied by the phrase
@@ -186,16 +187,16 @@ class Claim:
     span: Span = _span()
 
 
-@frozen
-class Quote:
+@record
+class Quote(Record):
     """A quoted sentence; it travels with the claims that follow it."""
 
     text: str
     span: Span = _span()
 
 
-@frozen
-class Block:
+@record
+class Block(Record):
     """The claims after `is` and in the indented block, in order, with their quotes."""
 
     items: tuple[Claim | Quote, ...] = field(converter=tuple)
@@ -205,15 +206,15 @@ class Block:
 # --- statements -----------------------------------------------------------------------------------
 
 
-@frozen
-class Assignment:
+@record
+class Assignment(Record):
     name: str
     value: Expr
     span: Span = _span()
 
 
-@frozen
-class DeviceStatement:
+@record
+class DeviceStatement(Record):
     """`device NAME [from BASE] [with field = value, ...]`: the device for what follows."""
 
     name: str
@@ -222,8 +223,8 @@ class DeviceStatement:
     span: Span = _span()
 
 
-@frozen
-class Setting:
+@record
+class Setting(Record):
     """`set name = value`: a file-level setting for what follows."""
 
     name: str
@@ -232,8 +233,8 @@ class Setting:
     span: Span = _span()
 
 
-@frozen
-class TensorBinding:
+@record
+class TensorBinding(Record):
     """`x = bf16[4096, 4096]`."""
 
     name: str
@@ -241,8 +242,8 @@ class TensorBinding:
     span: Span = _span()
 
 
-@frozen
-class Subject:
+@record
+class Subject(Record):
     """An expression and what is claimed about it; named when written `name = expr ...`.
 
     Over tensors it is a workload; over quantities it is a named value.
@@ -256,8 +257,8 @@ class Subject:
     span: Span = _span()
 
 
-@frozen
-class DirectClaim:
+@record
+class DirectClaim(Record):
     """A claim on its own line: `weights / device.hbm_bandwidth ≈ 4.8 ms`."""
 
     claim: Claim
@@ -267,8 +268,8 @@ class DirectClaim:
 Statement = Union[DeviceStatement, Setting, Quote, TensorBinding, Subject, DirectClaim]
 
 
-@frozen
-class Spec:
+@record
+class Spec(Record):
     """One parsed spec file."""
 
     path: str

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import frozen
-
 from gpuspec import model
 from gpuspec.check import Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
@@ -12,6 +10,7 @@ from gpuspec.model.expressions import evaluate
 from gpuspec.model.values import Value
 from gpuspec.parse import parse
 from gpuspec.program import Claim, Program
+from gpuspec.record import Record, record
 from gpuspec.report import Report
 from gpuspec.resolve import resolve
 from gpuspec.text import Span, SpecText, UnreadableText, read_spec
@@ -123,8 +122,8 @@ def run_check(paths: list[str]) -> Report:
     return Report(verdicts, diagnostics, [str(f) for f in files], texts)
 
 
-@frozen
-class Explanation:
+@record
+class Explanation(Record):
     """What `explain` shows for one workload or claim: where it is, what it is, and its values."""
 
     span: Span

@@ -4,10 +4,11 @@ from __future__ import annotations
 import math
 from typing import Union
 
-from attrs import field, frozen
+from attrs import field
 
 from gpuspec import units
 from gpuspec.devices import Device
+from gpuspec.record import Record, record
 from gpuspec.text import Span
 
 SOURCES = ("model", "calibrated", "measured")
@@ -16,8 +17,8 @@ SOURCES = ("model", "calibrated", "measured")
 # --- resolved expressions: what a claim is about -----------------------------------------------
 
 
-@frozen
-class Literal:
+@record
+class Literal(Record):
     """A number from the spec, in SI units."""
 
     value: float
@@ -25,8 +26,8 @@ class Literal:
     text: str
 
 
-@frozen
-class MetricRef:
+@record
+class MetricRef(Record):
     """A metric of a workload."""
 
     workload: object = field(repr=False)
@@ -34,8 +35,8 @@ class MetricRef:
     text: str
 
 
-@frozen
-class FactRef:
+@record
+class FactRef(Record):
     """A fact of a device."""
 
     device: Device
@@ -43,8 +44,8 @@ class FactRef:
     text: str
 
 
-@frozen
-class NamedRef:
+@record
+class NamedRef(Record):
     """A named value, and the expression that defines it."""
 
     name: str
@@ -53,8 +54,8 @@ class NamedRef:
     text: str
 
 
-@frozen
-class Operation:
+@record
+class Operation(Record):
     """`left op right` (op in + - * / ^) or `-operand` (op 'neg', right None), or a function (min, max, ceil...)."""
 
     op: str
@@ -69,8 +70,8 @@ Ref = Union[Literal, MetricRef, FactRef, NamedRef, Operation]
 # --- the value side -------------------------------------------------------------------------------
 
 
-@frozen
-class Expected:
+@record
+class Expected(Record):
     """What a claim says the value is, in SI units.
 
     kind is point, range, at_least or word. resolution is the place value of the last digit written,
@@ -85,8 +86,8 @@ class Expected:
     written: str
 
 
-@frozen
-class Tolerance:
+@record
+class Tolerance(Record):
     """How far `≈` may be off: relative (a fraction of the claimed value) or absolute (SI units)."""
 
     relative: float | None
@@ -95,8 +96,8 @@ class Tolerance:
     from_file: bool  # the file's default rather than one written beside the claim
 
 
-@frozen
-class Claim:
+@record
+class Claim(Record):
     """One claim, ready to check: about `subject` (a reference) on the given sources."""
 
     span: Span
@@ -111,8 +112,8 @@ class Claim:
     quote: str | None = None
 
 
-@frozen
-class Program:
+@record
+class Program(Record):
     """Everything one spec file claims, in order, and the workloads it defines (for explain)."""
 
     path: str

@@ -6,11 +6,32 @@ import math
 from gpuspec import devices, metrics, nodes, units
 from gpuspec.devices import Device, Fact
 from gpuspec.diagnostics import Diagnostic, SpecError, did_you_mean
-from gpuspec.program import (SOURCES, Claim, Expected, FactRef, Literal, MetricRef, NamedRef, Operation, Program,
-                             Ref, Tolerance, apply)
+from gpuspec.program import (
+    SOURCES,
+    Claim,
+    Expected,
+    FactRef,
+    Literal,
+    MetricRef,
+    NamedRef,
+    Operation,
+    Program,
+    Ref,
+    Tolerance,
+    apply,
+)
 from gpuspec.text import Span
-from gpuspec.workloads import (BINARY_OPS, DTYPES, UNARY_FLOPS, Apply, Elementwise, Scalar, Tensor, result_dtype,
-                               result_shape)
+from gpuspec.workloads import (
+    BINARY_OPS,
+    DTYPES,
+    UNARY_FLOPS,
+    Apply,
+    Elementwise,
+    Scalar,
+    Tensor,
+    result_dtype,
+    result_shape,
+)
 
 DEFAULT_THREADS_PER_BLOCK = 256
 DEFAULT_TOLERANCE = 0.10

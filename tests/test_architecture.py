@@ -8,7 +8,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 
 # Each module may import only modules of an earlier (or the same) layer: the pipeline's order.
 LAYERS = [
-    {"resources", "text", "diagnostics", "units"},
+    {"resources", "record", "text", "diagnostics", "units"},
     {"nodes", "metrics", "devices"},
     {"parse", "workloads", "program"},
     {"resolve", "model"},

@@ -2,6 +2,7 @@
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from gpuspec.resources import data_dir
 
@@ -13,7 +14,7 @@ def test_grammar_catalog_and_templates_are_found():
 
 
 def test_console_script_checks_the_bundled_specs_from_another_folder(root, tmp_path):
-    script = shutil.which("gpuspec") or shutil.which("gpuspec", path=str(__import__("pathlib").Path(sys.executable).parent))
+    script = shutil.which("gpuspec", path=str(Path(sys.executable).parent)) or shutil.which("gpuspec")
     assert script, "the gpuspec console script is not installed"
     result = subprocess.run([script, "check", str(root / "specs")], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

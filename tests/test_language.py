@@ -1,7 +1,7 @@
 """The spec language: every way of writing a claim parses to the same meaning."""
 import pytest
-
 from conftest import H100, errors, only, verdicts
+
 from gpuspec import nodes
 from gpuspec.parse import parse
 from gpuspec.text import SpecText
@@ -47,7 +47,8 @@ def test_every_symbol_has_an_ascii_spelling(unicode, ascii):
 
 
 def test_digit_separators_and_exponents():
-    spec = H100 + "x = bf16[4096, 4096]\ny = x * 2\ny.elements = 16,777,216\ny.elements = 1.6777216e7\ny is 16.8M elements"
+    spec = (H100 + "x = bf16[4096, 4096]\ny = x * 2\n"
+            "y.elements = 16,777,216\ny.elements = 1.6777216e7\ny is 16.8M elements")
     assert all(v.status == "pass" for v in verdicts(spec))
 
 

@@ -11,20 +11,37 @@ from __future__ import annotations
 
 import math
 
-from attrs import frozen
-
 from gpuspec import units
 from gpuspec.model import occupancy
 from gpuspec.model.estimate import Estimate
-from gpuspec.model.values import (Value, ceil_quotient, choice, given, largest, product, quotient, renamed,
-                                  total)
-from gpuspec.workloads import DTYPES, UNARY_FLOPS, Apply, Node, Scalar, Tensor, is_constant, result_dtype, result_shape
+from gpuspec.model.values import (
+    Value,
+    ceil_quotient,
+    choice,
+    given,
+    largest,
+    product,
+    quotient,
+    renamed,
+    total,
+)
+from gpuspec.record import Record, record
+from gpuspec.workloads import (
+    DTYPES,
+    UNARY_FLOPS,
+    Apply,
+    Node,
+    Tensor,
+    is_constant,
+    result_dtype,
+    result_shape,
+)
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 
 
-@frozen
-class Kernel:
+@record
+class Kernel(Record):
     """One kernel's traffic and work: what it reads and writes, and its FLOPs."""
 
     label: str

@@ -5,7 +5,7 @@ import math
 
 from gpuspec.model.estimate import ModelError
 from gpuspec.model.values import Value, fact, renamed
-from gpuspec.program import FactRef, Literal, MetricRef, NamedRef, Operation, Ref, apply
+from gpuspec.program import FactRef, Literal, MetricRef, NamedRef, Ref, apply
 
 _SYMBOLS = {"+": " + ", "-": " - ", "*": " × ", "/": " / ", "^": "^"}
 

@@ -3,8 +3,19 @@ from __future__ import annotations
 
 from gpuspec import units
 from gpuspec.model.estimate import Estimate, ModelError
-from gpuspec.model.values import (Value, ceil_quotient, ceiling, choice, fact, floor_quotient, given, product,
-                                  quotient, smallest, total)
+from gpuspec.model.values import (
+    Value,
+    ceil_quotient,
+    ceiling,
+    choice,
+    fact,
+    floor_quotient,
+    given,
+    product,
+    quotient,
+    smallest,
+    total,
+)
 
 COUNT = units.COUNT
 
@@ -58,7 +69,8 @@ def residency_limit(e: Estimate) -> Value:
     limits = resident_limits(e)
     least = min(v.number for v in limits.values())
     names = [k for k, v in limits.items() if v.number == least]
-    return choice("residency_limit", " and ".join(names), "the resource allowing the fewest blocks", tuple(limits.values()))
+    return choice("residency_limit", " and ".join(names), "the resource allowing the fewest blocks",
+                  tuple(limits.values()))
 
 
 def blocks_per_wave(e: Estimate) -> Value:

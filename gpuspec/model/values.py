@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import math
 
-from attrs import field, frozen
+from attrs import field
 
 from gpuspec import units
 from gpuspec.devices import Fact
+from gpuspec.record import Record, record
 
 
-@frozen
-class Value:
+@record
+class Value(Record):
     """One computed (or given) number: its name, SI value, dimension, and how it was derived.
 
     rule is a template over the inputs (`{0} / {1}`); a value with no rule is given: a device fact

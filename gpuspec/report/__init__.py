@@ -1,16 +1,17 @@
 """Report: the verdicts and diagnostics of a run, their counts and the exit code. Printers only format it."""
 from __future__ import annotations
 
-from attrs import field, frozen
+from attrs import field
 
 from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
+from gpuspec.record import Record, record
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
-@frozen
-class Report:
+@record
+class Report(Record):
     """Everything one `gpuspec check` found, in file order.
 
     texts holds each file's text by path, so printers can show the line an error is on.

@@ -18,7 +18,8 @@ def render(report: Report, verbose: bool = False) -> str:
     if verbose:
         for verdict in report.verdicts:
             claim = verdict.claim
-            lines.append(f"{verdict.status.upper():4} {claim.span}: {claim.text}  [{verdict.source}]  {verdict.message}")
+            status = verdict.status.upper()
+            lines.append(f"{status:4} {claim.span}: {claim.text}  [{verdict.source}]  {verdict.message}")
     else:
         for path, verdicts in by_file.items():
             lines.append(f"{path} {''.join(_MARKS[v.status] for v in verdicts)}")
@@ -87,7 +88,8 @@ def error(diagnostic: Diagnostic, texts: dict[str, str]) -> list[str]:
             if len(shown) > 160:  # very long lines: show the part around the error
                 start = max(0, column - 60)
                 shown, column = "…" + shown[start:start + 120] + "…", column - start + 1
-            width = max(1, (span.end_column - span.column) if span.end_line == span.line else len(text) - span.column + 1)
+            same_line = span.end_line == span.line
+            width = max(1, (span.end_column - span.column) if same_line else len(text) - span.column + 1)
             lines.append(f"    {shown}")
             lines.append(f"    {' ' * (column - 1)}{'^' * min(width, 120)}")
     if diagnostic.help:
