@@ -5,6 +5,7 @@ Run: python benchmarks/check_speed.py [--claims N]
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -57,7 +58,11 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
+    import gpuspec
     from gpuspec.pipeline import run_check
+
+    # An installed package has its bytecode compiled by pip; a source checkout may not (PYTHONDONTWRITEBYTECODE).
+    compileall.compile_dir(Path(gpuspec.__file__).parent, quiet=1)
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "many.gpu"

@@ -35,7 +35,7 @@ UNARY_FLOPS = {
 BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "max": "maximum", "min": "minimum"}
 
 
-@frozen
+@frozen(cache_hash=True)
 class Tensor:
     """A named input tensor: dtype and shape."""
 
@@ -52,14 +52,14 @@ class Tensor:
         return DTYPES[self.dtype][0]
 
 
-@frozen
+@frozen(cache_hash=True)
 class Scalar:
     """A constant in an elementwise expression."""
 
     value: float
 
 
-@frozen
+@frozen(cache_hash=True)
 class Apply:
     """One elementwise operation (one kernel in eager mode) over tensors, scalars or other operations."""
 
@@ -111,7 +111,7 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-@frozen
+@frozen(cache_hash=True)
 class Elementwise:
     """An elementwise workload: an expression over tensors, run eager (one kernel per op) or fused (one kernel)."""
 
