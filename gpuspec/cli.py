@@ -43,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     devices = commands.add_parser("devices", help="list the device catalog, or show one device")
     devices.add_argument("name", nargs="?", metavar="NAME", help="a device name or alias")
     devices.set_defaults(run=_devices)
+
+    models = commands.add_parser("models", help="list the LLM catalog, or show one model")
+    models.add_argument("name", nargs="?", metavar="NAME", help="a model name or alias")
+    models.set_defaults(run=_models)
     return parser
 
 
@@ -82,7 +86,9 @@ def _explain(args) -> int:
         for diagnostic in error.diagnostics:
             print("\n".join(text_report.error(diagnostic, texts)), file=sys.stderr)
         return EXIT_INVALID
-    sys.stdout.write(explain_report.render(explanations, devices.references()))
+    from gpuspec import models
+
+    sys.stdout.write(explain_report.render(explanations, {**devices.references(), **models.references()}))
     return EXIT_OK
 
 
@@ -102,4 +108,23 @@ def _devices(args) -> int:
               file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(devices_report.detail(device, devices.references()))
+    return EXIT_OK
+
+
+def _models(args) -> int:
+    from gpuspec import models
+    from gpuspec.diagnostics import did_you_mean
+    from gpuspec.report import devices as catalog_report
+
+    if args.name is None:
+        sys.stdout.write(catalog_report.model_listing(models.catalog()))
+        return EXIT_OK
+    model = models.lookup(args.name)
+    if model is None:
+        from gpuspec.report.text import error
+        hint = did_you_mean(args.name, models.known_names())
+        print("\n".join(error(Diagnostic("unknown-model", f"unknown model `{args.name}`", None, hint), {})),
+              file=sys.stderr)
+        return EXIT_INVALID
+    sys.stdout.write(catalog_report.model_detail(model, models.references()))
     return EXIT_OK

@@ -2,16 +2,12 @@
 from __future__ import annotations
 
 import functools
-import marshal
-import os
 import re
-import tempfile
-from pathlib import Path
 
 from attrs import evolve, field, frozen
 
 from gpuspec import units
-from gpuspec.resources import data_dir
+from gpuspec.resources import catalog_data
 from gpuspec.units import (
     BANDWIDTH,
     BYTES,
@@ -66,6 +62,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
     "graph_launch_cost": (TIME, "host time to launch one CUDA graph"),
     "graph_node_cost": (TIME, "GPU time added per kernel node in a CUDA graph"),
+    "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 
@@ -122,8 +119,12 @@ class CatalogError(ValueError):
     """The catalog file itself is malformed (a bug in gpuspec's data, not in a spec)."""
 
 
-def parse_fact(name: str, written: str, reference: str | None = None, note: str | None = None) -> Fact:
-    """A Fact from text such as `3.35 TB/s` or `200..300 cycles`; ValueError if it is not one."""
+def parse_fact(name: str, written: str, reference: str | None = None, note: str | None = None,
+               fields: dict | None = None) -> Fact:
+    """A Fact from text such as `3.35 TB/s` or `200..300 cycles`; ValueError if it is not one.
+
+    fields gives each known name's dimension (the device fields unless given).
+    """
     match = _VALUE.match(written)
     if not match:
         raise ValueError(f"`{written}` is not a number with a unit")
@@ -131,7 +132,8 @@ def parse_fact(name: str, written: str, reference: str | None = None, note: str 
     unit = units.parse_unit(unit_text) if unit_text else units.Unit("", 1.0, COUNT)
     low = float(low_text.replace(",", "")) * unit.scale
     high = float(high_text.replace(",", "")) * unit.scale if high_text else low
-    expected = FIELDS[name][0] if name in FIELDS else unit.dimension
+    fields = FIELDS if fields is None else fields
+    expected = fields[name][0] if name in fields else unit.dimension
     if unit.dimension != expected:
         raise ValueError(f"`{written}` is in {units.si_symbol(unit.dimension) or 'plain numbers'}, "
                          f"but {name} is in {units.si_symbol(expected) or 'plain numbers'}")
@@ -139,44 +141,15 @@ def parse_fact(name: str, written: str, reference: str | None = None, note: str 
 
 
 @functools.lru_cache(maxsize=1)
-def _catalog_data() -> dict:
-    """devices.toml as a dict, through a cache in the temp folder keyed by the file's size and time.
-
-    Parsing TOML costs more than everything else `gpuspec check` does at start-up, so it is done once.
-    """
-    path = data_dir("catalog") / "devices.toml"
-    stat = path.stat()
-    user = os.getuid() if hasattr(os, "getuid") else "user"
-    cache = Path(tempfile.gettempdir()) / f"gpuspec-{user}-catalog-{stat.st_size}-{stat.st_mtime_ns}.marshal"
-    try:
-        data = marshal.loads(cache.read_bytes())
-        if isinstance(data, dict) and "devices" in data:
-            return data
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
-    import tomllib
-
-    with open(path, "rb") as handle:
-        data = tomllib.load(handle)
-    try:  # write then rename, so a reader never sees half a file
-        partial = cache.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(data))
-        os.replace(partial, cache)
-    except OSError:
-        pass
-    return data
-
-
-@functools.lru_cache(maxsize=1)
 def catalog() -> dict[str, Device]:
     """Every device of the catalog, by its canonical name."""
-    data = _catalog_data()
+    data = catalog_data("devices")
     references = data.get("references", {})
-    defaults = _facts(data.get("defaults", {}), references, "defaults")
+    defaults = facts_of(data.get("defaults", {}), references, "defaults")
     devices = {}
     for key, entry in data.get("devices", {}).items():
         facts = dict(defaults)
-        facts.update(_facts(entry, references, key))
+        facts.update(facts_of(entry, references, key))
         text = {k: str(entry[k]) for k in _TEXT_FIELDS if k in entry}
         devices[key] = Device(key, entry.get("title", key), facts, text, tuple(entry.get("aliases", ())))
     return devices
@@ -184,13 +157,15 @@ def catalog() -> dict[str, Device]:
 
 def references() -> dict[str, str]:
     """Source key -> title and address of every reference the catalog cites."""
-    return dict(_catalog_data().get("references", {}))
+    return dict(catalog_data("devices").get("references", {}))
 
 
-def _facts(entry: dict, references: dict, where: str) -> dict[str, Fact]:
+def facts_of(entry: dict, references: dict, where: str, fields: dict | None = None) -> dict[str, Fact]:
+    """The numeric facts of one catalog entry; CatalogError if one is malformed or cites an unknown source."""
+    fields = FIELDS if fields is None else fields
     facts = {}
     for name, spec in entry.items():
-        if name not in FIELDS:
+        if name not in fields:
             continue
         if not isinstance(spec, dict) or "value" not in spec:
             raise CatalogError(f"{where}.{name}: expected {{ value = ..., ref = ... }}")
@@ -198,7 +173,7 @@ def _facts(entry: dict, references: dict, where: str) -> dict[str, Fact]:
         if ref is not None and ref not in references:
             raise CatalogError(f"{where}.{name}: reference {ref} is not in [references]")
         try:
-            facts[name] = parse_fact(name, str(spec["value"]), ref, spec.get("note"))
+            facts[name] = parse_fact(name, str(spec["value"]), ref, spec.get("note"), fields)
         except (ValueError, units.UnknownUnit) as error:
             raise CatalogError(f"{where}.{name}: {error}") from None
     return facts

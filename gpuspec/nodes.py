@@ -160,12 +160,42 @@ class TensorType(Record):
 
 @record
 class Options(Record):
-    """What follows a workload's expression: `on 4096² bf16`, `eager`/`fused`, `with 128 threads per block`."""
+    """What follows a workload: `on 4096² bf16`, `eager`/`fused`/`compiled`, `as a CUDA graph`,
+    `with 128 threads per block`."""
 
     on: TensorType | None = None
     mode: str | None = None
     threads: Number | None = None
+    graph: bool = False
     span: Span | None = _span()
+
+
+@record
+class Stream(Record):
+    """`1000 launches of y`: a workload launched again and again, one launch after another."""
+
+    count: Number
+    workload: str
+    span: Span = _span()
+
+
+@record
+class DecodeSetting(Record):
+    """One setting of a decode step: `batch 8`, `context 4096`, `weights fp8`, `15 kernels per layer`."""
+
+    name: str
+    number: Number | None
+    word: str | None
+    span: Span = _span()
+
+
+@record
+class Decode(Record):
+    """`decode llama3-8b, batch 1, context 4096`: one token of LLM decoding."""
+
+    model: str
+    settings: tuple[DecodeSetting, ...] = field(converter=tuple)
+    span: Span = _span()
 
 
 # --- claims ---------------------------------------------------------------------------------------
@@ -224,6 +254,16 @@ class DeviceStatement(Record):
 
 
 @record
+class ModelStatement(Record):
+    """`model NAME [from BASE] [with field = value, ...]`: an LLM for decode steps to use."""
+
+    name: str
+    base: str | None
+    assignments: tuple[Assignment, ...] = field(converter=tuple)
+    span: Span = _span()
+
+
+@record
 class Setting(Record):
     """`set name = value`: a file-level setting for what follows."""
 
@@ -250,7 +290,7 @@ class Subject(Record):
     """
 
     name: str | None
-    expr: Expr
+    expr: Union[Expr, Stream, Decode]
     options: Options
     claims: Block
     text: str
@@ -265,7 +305,7 @@ class DirectClaim(Record):
     span: Span = _span()
 
 
-Statement = Union[DeviceStatement, Setting, Quote, TensorBinding, Subject, DirectClaim]
+Statement = Union[DeviceStatement, ModelStatement, Setting, Quote, TensorBinding, Subject, DirectClaim]
 
 
 @record

@@ -29,7 +29,7 @@ _TERMINAL_WORDS = {
     "DIM": "a dimension (a whole number)",
     "DIMS_X": "a shape such as `4096x4096`",
     "NAME": "a name",
-    "DEVICE_NAME": "a device name",
+    "CATALOG_NAME": "a device or model name",
     "UNIT": "a unit",
     "STRING": "a quoted sentence",
     "BOUND": "`memory-bound`, `compute-bound` or `overhead-bound`",
@@ -237,10 +237,38 @@ class _Builder(Transformer):
 
     @_with_extent
     def device_stmt(self, meta, children):
-        names = [str(c) for c in children if isinstance(c, Token) and c.type == "DEVICE_NAME"]
+        names = [str(c) for c in children if isinstance(c, Token) and c.type == "CATALOG_NAME"]
         assignments = [c for c in children if isinstance(c, nodes.Assignment)]
         return nodes.DeviceStatement(names[0], names[1] if len(names) > 1 else None, assignments,
                                      span=self._span(meta))
+
+    @_with_extent
+    def model_stmt(self, meta, children):
+        names = [str(c) for c in children if isinstance(c, Token) and c.type == "CATALOG_NAME"]
+        assignments = [c for c in children if isinstance(c, nodes.Assignment)]
+        return nodes.ModelStatement(names[0], names[1] if len(names) > 1 else None, assignments,
+                                    span=self._span(meta))
+
+    @_with_extent
+    def stream(self, meta, children):
+        count, _, _, name = children
+        return nodes.Stream(self._number(count), str(name), span=self._span(meta))
+
+    @_with_extent
+    def decode(self, meta, children):
+        return nodes.Decode(str(children[1]), [c for c in children[2:] if isinstance(c, nodes.DecodeSetting)],
+                            span=self._span(meta))
+
+    @_with_extent
+    def decode_pair(self, meta, children):
+        name, value = children
+        if value.type == "NUMBER":
+            return nodes.DecodeSetting(str(name), self._number(value), None, span=self._span(meta))
+        return nodes.DecodeSetting(str(name), None, str(value), span=self._span(meta))
+
+    @_with_extent
+    def kernels_per_layer(self, meta, children):
+        return nodes.DecodeSetting("kernels_per_layer", self._number(children[0]), None, span=self._span(meta))
 
     @_with_extent
     def assignment(self, meta, children):
@@ -255,7 +283,7 @@ class _Builder(Transformer):
     @_with_extent
     def setting_amount(self, meta, children):
         _, number, unit = children
-        phrase = nodes.Phrase(unit, span=self._span(meta)) if unit else None
+        phrase = nodes.Phrase(str(unit), span=self._tspan(unit)) if unit else None
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta)), ()
 
     @_with_extent
@@ -285,7 +313,8 @@ class _Builder(Transformer):
     @_with_extent
     def direct_claim(self, meta, children):
         subject, comparator, value, tolerance = children
-        claim = nodes.Claim(comparator, subject, value, tolerance, self._slice(meta).strip(), span=self._span(meta))
+        claim = nodes.Claim(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
+                            span=self._span(meta))
         return nodes.DirectClaim(claim, span=self._span(meta))
 
     # --- workload options ---
@@ -294,19 +323,28 @@ class _Builder(Transformer):
         _, on, *rest = children
         mode = next((r[1] for r in rest if r[0] == "mode"), None)
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
-        return nodes.Options(on, mode, threads, span=self._span(meta))
+        graph = any(r[0] == "graph" for r in rest)
+        return nodes.Options(on, mode, threads, graph, span=self._span(meta))
 
     @_with_extent
     def eager(self, meta, children):
-        return ("mode", "eager")
+        return ("mode", "eager", children[0])
 
     @_with_extent
     def fused(self, meta, children):
-        return ("mode", "fused")
+        return ("mode", "fused", children[0])
+
+    @_with_extent
+    def compiled(self, meta, children):
+        return ("mode", "compiled", children[0])
+
+    @_with_extent
+    def graph(self, meta, children):
+        return ("graph", True, children)
 
     @_with_extent
     def threads(self, meta, children):
-        return ("threads", self._number(children[1]))
+        return ("threads", self._number(children[1]), children)
 
     # --- claims ---
     @_with_extent
@@ -332,12 +370,14 @@ class _Builder(Transformer):
     @_with_extent
     def implicit_claim(self, meta, children):
         comparator, amount, tolerance = children
-        return nodes.Claim(comparator or "=", None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
+        comparator = _COMPARATORS[str(comparator)] if comparator is not None else "="
+        return nodes.Claim(comparator, None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
 
     @_with_extent
     def explicit_claim(self, meta, children):
         subject, comparator, value, tolerance = children
-        return nodes.Claim(comparator, subject, value, tolerance, self._slice(meta).strip(), span=self._span(meta))
+        return nodes.Claim(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
+                           span=self._span(meta))
 
     @_with_extent
     def word(self, meta, children):
@@ -365,16 +405,16 @@ class _Builder(Transformer):
 
     @_with_extent
     def unit(self, meta, children):
-        return str(children[0])
+        return children[0]  # the token, so that spans include it
 
     @_with_extent
     def tolerance(self, meta, children):
         _, number, unit = children
-        return nodes.Tolerance(self._number(number), unit, span=self._span(meta))
+        return nodes.Tolerance(self._number(number), str(unit) if unit else None, span=self._span(meta))
 
     @_with_extent
     def comparator(self, meta, children):
-        return _COMPARATORS[str(children[0])]
+        return children[0]  # the token, so that the claim's text and span include it
 
     # --- tensors ---
     @_with_extent
@@ -443,7 +483,7 @@ class _Builder(Transformer):
     @_with_extent
     def quantity(self, meta, children):
         number, unit = children
-        return nodes.Quantity(self._number(number), unit, span=self._span(meta))
+        return nodes.Quantity(self._number(number), str(unit) if unit else None, span=self._span(meta))
 
     @_with_extent
     def name(self, meta, children):

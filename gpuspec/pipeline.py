@@ -166,8 +166,7 @@ def explain(path: str, line: int | None = None) -> list[Explanation]:
                 values.append(estimate[name])
             except model.ModelError as error:
                 errors.append(f"{name}: {error}")
-        device = workload.device
-        title = f"{text}  [{device.name}, {workload.mode}, {workload.threads_per_block} threads per block]"
+        title = f"{text}  [{workload.setting}]"
         found.append(Explanation(span, title, tuple(values), tuple(errors)))
     covered = {e.span.line for e in found}
     for claim in program.claims:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from gpuspec import devices, metrics, nodes, units
+from gpuspec import models as llm_models
 from gpuspec.devices import Device, Fact
 from gpuspec.diagnostics import Diagnostic, SpecError, did_you_mean
 from gpuspec.program import (
@@ -26,8 +27,10 @@ from gpuspec.workloads import (
     DTYPES,
     UNARY_FLOPS,
     Apply,
+    DecodeStep,
     Elementwise,
     Scalar,
+    Stream,
     Tensor,
     result_dtype,
     result_shape,
@@ -37,7 +40,10 @@ DEFAULT_THREADS_PER_BLOCK = 256
 DEFAULT_TOLERANCE = 0.10
 # Functions over quantities (not tensors) in named values and claims.
 _QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
-SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block")
+SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
+            "sample_window")
+DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv")
+KERNELS_PER_LAYER = {"eager": 15, "compiled": 8}  # see model/decode.py for what each counts
 
 
 class _Invalid(Exception):
@@ -96,6 +102,8 @@ class _Scope:
         self.mode = "eager"
         self.registers_per_thread: int | None = None
         self.shared_memory_per_block: float | None = None
+        self.sample_window: float | None = None
+        self.models: dict[str, object] = {}
         self.names: dict[str, _Workload | _Value | _TensorName] = {}
 
 
@@ -114,7 +122,7 @@ class _Resolver:
         self.quote: str | None = None
 
     def run(self, spec: nodes.Spec) -> Program:
-        handlers = {nodes.DeviceStatement: self.device, nodes.Setting: self.setting,
+        handlers = {nodes.DeviceStatement: self.device, nodes.ModelStatement: self.model, nodes.Setting: self.setting,
                     nodes.TensorBinding: self.tensor_binding, nodes.Subject: self.subject,
                     nodes.DirectClaim: self.direct_claim}
         for statement in spec.statements:
@@ -161,6 +169,36 @@ class _Resolver:
         device = base.with_facts(name, facts) if facts or name != base.name else base
         self.scope.device, self.scope.device_span = device, statement.span
 
+    def model(self, statement: nodes.ModelStatement) -> None:
+        if statement.base is None:
+            raise _error("model-needs-base", f"`model {statement.name}` defines a model, so it needs a base",
+                         statement.span, f"write `model {statement.name} from llama3-8b with layers = ...`, or "
+                         f"`from none` and every field")
+        if statement.base.lower() == "none":
+            base = llm_models.blank(statement.name)
+        else:
+            base = self.scope.models.get(statement.base) or llm_models.lookup(statement.base)
+            if base is None:
+                raise _error("unknown-model", f"unknown model `{statement.base}`", statement.span,
+                             did_you_mean(statement.base, [*self.scope.models, *llm_models.known_names()]))
+        facts = {}
+        for assignment in statement.assignments:
+            try:
+                if assignment.name not in llm_models.FIELDS:
+                    raise _error("unknown-field", f"models have no field `{assignment.name}`", assignment.span,
+                                 did_you_mean(assignment.name, llm_models.FIELDS))
+                ref = self._quantity(assignment.value, {})
+                value = _constant(ref, assignment.value.span)
+                _same_dimension(_dimension_of(ref), units.COUNT, assignment.name, assignment.value.span)
+                if value != int(value) or value < 1:
+                    raise _error("bad-field", f"{assignment.name} must be a whole number of at least 1",
+                                 assignment.value.span)
+                facts[assignment.name] = Fact(assignment.name, value, value, units.COUNT, ref.text,
+                                              note="set in the spec")
+            except _Invalid as invalid:
+                self.errors.append(invalid.diagnostic)
+        self.scope.models[statement.name] = base.with_facts(statement.name, facts)
+
     def _override(self, assignment: nodes.Assignment) -> Fact:
         if assignment.name not in devices.FIELDS:
             raise _error("unknown-field", f"devices have no field `{assignment.name}`", assignment.span,
@@ -203,6 +241,11 @@ class _Resolver:
         elif name == "shared_memory_per_block":
             _same_dimension(unit.dimension, units.BYTES, name, span)
             self.scope.shared_memory_per_block = number.value * unit.scale
+        elif name == "sample_window":
+            _same_dimension(unit.dimension, units.TIME, name, span)
+            if number.value <= 0:
+                raise _error("bad-setting", "the sample window must be longer than zero", span)
+            self.scope.sample_window = number.value * unit.scale
         else:
             whole = _whole_number(number, unit, span, name)
             if name == "threads_per_block":
@@ -248,16 +291,21 @@ class _Resolver:
                 if name not in self.scope.names:
                     local[name] = self._tensor(name, subject.options.on)
         statement = subject.text.split("\n")[0].strip()
-        if local or self._mentions_tensor(subject.expr):
-            workload = self._workload(subject, local, statement)
+        if isinstance(subject.expr, (nodes.Stream, nodes.Decode)) or local or self._mentions_tensor(subject.expr):
+            if isinstance(subject.expr, nodes.Stream):
+                workload = self._stream(subject, statement)
+            elif isinstance(subject.expr, nodes.Decode):
+                workload = self._decode(subject, statement)
+            else:
+                workload = self._workload(subject, local, statement)
             self.workloads.append((subject.span, statement, workload))
             if subject.name:
                 self._bind(subject.name, _Workload(workload, subject.span.line), subject.span)
             self._claims(subject.claims, statement, workload=workload, subject_ref=None)
             return
-        if subject.options.on is not None or subject.options.mode or subject.options.threads:
-            raise _error("not-a-workload", "`on`, `eager`, `fused` and `with ... threads` describe workloads, "
-                         "but this expression has no tensors", subject.options.span)
+        if subject.options.on is not None or subject.options.mode or subject.options.threads or subject.options.graph:
+            raise _error("not-a-workload", "`on`, `eager`, `fused`, `as a graph` and `with ... threads` describe "
+                         "workloads, but this expression has no tensors", subject.options.span)
         ref = self._quantity(subject.expr, {})
         if subject.name:
             ref = NamedRef(subject.name, ref, _dimension_of(ref), subject.name)
@@ -286,6 +334,67 @@ class _Resolver:
                 subject.span)
         return Elementwise(tree, mode, threads, device, self.scope.registers_per_thread,
                            self.scope.shared_memory_per_block, text=statement)
+
+    def _sample_window(self, device: Device) -> float:
+        if self.scope.sample_window is not None:
+            return self.scope.sample_window
+        window = device.fact("utilization_window")
+        return window.value if window is not None else 1 / 6
+
+    def _stream(self, subject: nodes.Subject, statement: str) -> Stream:
+        stream, options = subject.expr, subject.options
+        if options.on is not None or options.threads is not None or options.mode:
+            raise _error("stream-options", "a stream takes only `as a CUDA graph`; give other options to the "
+                         "workload it launches", options.span)
+        count = _whole_number(stream.count, units.Unit("", 1.0, units.COUNT), stream.count.span, "a launch count")
+        bound = self.scope.names.get(stream.workload)
+        if not isinstance(bound, _Workload):
+            if bound is None:
+                raise self._unknown_name(stream.workload, stream.span)
+            raise _error("not-a-workload", f"`{stream.workload}` is not a workload, so it cannot be launched",
+                         stream.span)
+        if bound.workload.kind != "elementwise":
+            raise _error("not-a-kernel", f"`{stream.workload}` is a {bound.workload.kind}; a stream launches "
+                         "elementwise workloads", stream.span)
+        device = bound.workload.device
+        return Stream(bound.workload, count, options.graph, device, self._sample_window(device), text=statement)
+
+    def _decode(self, subject: nodes.Subject, statement: str) -> DecodeStep:
+        decode, options = subject.expr, subject.options
+        device = self._require_device(subject.span)
+        if options.on is not None or options.threads is not None:
+            raise _error("decode-options", "a decode step takes `eager`, `compiled` and `as a CUDA graph`",
+                         options.span)
+        model = self.scope.models.get(decode.model) or llm_models.lookup(decode.model)
+        if model is None:
+            raise _error("unknown-model", f"unknown model `{decode.model}`", decode.span,
+                         did_you_mean(decode.model, [*self.scope.models, *llm_models.known_names()])
+                         or "`gpuspec models` lists the catalog")
+        mode = "compiled" if options.mode in ("compiled", "fused") else "eager"
+        values: dict[str, object] = {"batch": 1, "context": 0, "weights": "bf16"}
+        for setting in decode.settings:
+            if setting.name not in DECODE_SETTINGS:
+                raise _error("unknown-setting", f"decode steps have no setting `{setting.name}`", setting.span,
+                             did_you_mean(setting.name, DECODE_SETTINGS) or f"settings: {', '.join(DECODE_SETTINGS)}")
+            if setting.name in ("weights", "kv"):
+                if setting.word not in DTYPES:
+                    raise _error("unknown-dtype", f"`{setting.word or setting.number.text}` is not a dtype",
+                                 setting.span, did_you_mean(setting.word or "", DTYPES))
+                values[setting.name] = DTYPES[setting.word][1]
+            else:
+                if setting.number is None:
+                    raise _error("expected-number", f"`{setting.name}` takes a whole number", setting.span)
+                least = 0 if setting.name == "context" else 1
+                value = setting.number.value
+                if value != int(value) or value < least:
+                    raise _error("expected-whole-number", f"{setting.name} must be a whole number of at least "
+                                 f"{least}, not `{setting.number.text}`", setting.span)
+                values[setting.name] = int(value)
+        per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
+        weights = str(values["weights"])
+        return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
+                          options.graph, per_layer, weights, str(values.get("kv", weights)),
+                          self._sample_window(device), text=statement)
 
     def _require_device(self, span: Span) -> Device:
         if self.scope.device is None:

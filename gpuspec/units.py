@@ -119,7 +119,7 @@ def known_units() -> list[str]:
 # The unit each dimension is shown in, and whether it takes binary or decimal prefixes (always decimal).
 _DISPLAY = {
     TIME: "s", BYTES: "B", FLOPS: "FLOP", CYCLES: "cycles", POWER: "W", BANDWIDTH: "B/s",
-    FLOP_RATE: "FLOP/s", INTENSITY: "FLOP/B", FREQUENCY: "Hz", COUNT: "",
+    FLOP_RATE: "FLOP/s", INTENSITY: "FLOP/B", FREQUENCY: "Hz", COUNT: "", (-1, 0, 0, 0, 0): "/s",
 }
 _UP = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 _DOWN = [(1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]

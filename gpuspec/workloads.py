@@ -124,3 +124,54 @@ class Elementwise:
     text: str = field(eq=False, default="")
 
     kind = "elementwise"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.mode}, {self.threads_per_block} threads per block"
+
+
+@frozen(cache_hash=True)
+class Stream:
+    """A workload launched `count` times in a row: from the host one launch at a time, or as one CUDA graph."""
+
+    kernel: Elementwise
+    count: int
+    graph: bool
+    device: Device
+    sample_window: float  # seconds: the window a sampled utilization counts as busy if any kernel ran in it
+    text: str = field(eq=False, default="")
+
+    kind = "stream"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.count:,} launches{', as a CUDA graph' if self.graph else ''}"
+
+
+@frozen(cache_hash=True)
+class DecodeStep:
+    """One decode step of an LLM: every layer's kernels for `batch` sequences at `context` tokens of history.
+
+    mode is eager (every op its own kernel) or compiled (elementwise work fused into the matmuls);
+    graph means the whole step is launched as one CUDA graph.
+    """
+
+    model: object  # gpuspec.models.Model
+    device: Device
+    batch: int
+    context: int
+    mode: str
+    graph: bool
+    kernels_per_layer: int
+    weight_dtype: str
+    kv_dtype: str
+    sample_window: float
+    text: str = field(eq=False, default="")
+
+    kind = "decode"
+
+    @property
+    def setting(self) -> str:
+        graph = ", as a CUDA graph" if self.graph else ""
+        return (f"{self.device.name}, {self.model.name}, batch {self.batch}, context {self.context}, {self.mode}, "
+                f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")

@@ -107,6 +107,13 @@ def _kernels(e: Estimate) -> list[Kernel]:
     return cached
 
 
+def kernel_times(e: Estimate) -> list[float]:
+    """The GPU time of each kernel, in order: the largest of its t_mem, t_math and the kernel floor."""
+    bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
+    floor = e.fact("kernel_floor").number
+    return [max((k.bytes_read + k.bytes_written) / bandwidth, k.flops / peak, floor) for k in _kernels(e)]
+
+
 def elements(e: Estimate) -> Value:
     return given("elements", math.prod(result_shape(e.workload.expr)), COUNT)
 

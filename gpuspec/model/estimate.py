@@ -27,7 +27,14 @@ class Estimate:
     def __getitem__(self, name: str) -> Value:
         value = self._values.get(name)
         if value is None:
-            value = self._values[name] = self._rules[name](self)
+            rule = self._rules.get(name)
+            if rule is None:
+                from gpuspec.diagnostics import did_you_mean
+
+                hint = did_you_mean(name, self._rules)
+                raise ModelError(f"a {self.workload.kind} workload has no metric `{name}`"
+                                 + (f"; {hint}" if hint else ""))
+            value = self._values[name] = rule(self)
         return value
 
     def __contains__(self, name: str) -> bool:

@@ -1,4 +1,4 @@
-"""The `devices` printer: the catalog as a table, or every fact of one device with its reference."""
+"""The `devices` and `models` printers: a catalog as a table, or every fact of one entry with its reference."""
 from __future__ import annotations
 
 from gpuspec import units
@@ -48,6 +48,40 @@ def detail(device: Device, references: dict[str, str]) -> str:
     missing = [n for n in FIELDS if device.fact(n) is None]
     if missing:
         lines.append(f"  not in the catalog: {', '.join(missing)}")
+    lines.append("references:")
+    lines.extend(f"  {key}: {references.get(key, '?')}" for key in cited)
+    return "\n".join(lines) + "\n"
+
+
+def model_listing(catalog: dict) -> str:
+    header = ["model", "also", "params", "layers", "hidden", "heads", "kv heads", "vocab"]
+    rows = [header]
+    for model in catalog.values():
+        cells = [units.format_count(model.fact(f).value) for f in ("params", "layers", "hidden", "heads", "kv_heads",
+                                                                    "vocab")]
+        rows.append([model.name, ", ".join(model.aliases) or "—", *cells])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows) + "\n"
+
+
+def model_detail(model, references: dict[str, str]) -> str:
+    from gpuspec.models import FIELDS as MODEL_FIELDS
+
+    lines = [f"{model.name}: {model.title}"]
+    if model.aliases:
+        lines.append(f"  also called: {', '.join(model.aliases)}")
+    lines.append(f"  tied embeddings: {'yes' if model.tied_embeddings else 'no'}")
+    cited = []
+    width = max(len(n) for n in MODEL_FIELDS)
+    for name, (_, meaning) in MODEL_FIELDS.items():
+        fact = model.fact(name)
+        if fact is None:
+            continue
+        if fact.reference and fact.reference not in cited:
+            cited.append(fact.reference)
+        lines.append(f"  {name.ljust(width)}  {units.format_count(fact.value).ljust(16)} [{fact.reference}]  {meaning}")
+        if fact.note:
+            lines.append(f"  {''.ljust(width)}  note: {fact.note}")
     lines.append("references:")
     lines.extend(f"  {key}: {references.get(key, '?')}" for key in cited)
     return "\n".join(lines) + "\n"

@@ -1,0 +1,288 @@
+"""The decode-step model: one token of an LLM, as weight and KV-cache reads, FLOPs and kernel launches.
+
+Rules:
+- Every step reads every weight once, except the input embedding table, of which it gathers only the
+  rows of the batch's tokens (unless the table is tied to the output layer, which reads all of it).
+- The KV cache is read once per step: 2 (K and V) × layers × KV heads × head size × context × batch.
+- FLOPs: 2 per parameter per sequence (FMA = 2), plus attention: 4 × layers × heads × head size × context
+  per sequence (QKᵀ and the weighted sum of V). Matmuls run at the dense tensor-core rate of the weights' dtype.
+- Kernels per layer: eager runs 15 (a setting); compiled fuses the elementwise work into the 7 matmuls
+  (q, k, v, o, gate, up, down) and attention: 8. Of a layer's kernels, up to 7 read the weights (split evenly),
+  one reads the KV cache, and the rest are small, taking the kernel floor.
+- The host launches them one by one at launch_cost each (or once, as a CUDA graph, when each kernel costs
+  graph_node_cost more on the GPU); the queue decides the step time. `step_time_serial` adds launches and
+  GPU time as if nothing overlapped.
+"""
+from __future__ import annotations
+
+import math
+
+from gpuspec import units
+from gpuspec.model import launches
+from gpuspec.model.estimate import Estimate, ModelError
+from gpuspec.model.values import Value, choice, given, product, quotient, renamed, total
+from gpuspec.workloads import DTYPES
+
+COUNT, TIME, BYTES, FLOPS = units.COUNT, units.TIME, units.BYTES, units.FLOPS
+WEIGHT_KERNELS = 7  # q, k, v, o, gate, up, down
+TENSOR_RATE = {"bf16": "tensor_bf16", "fp16": "tensor_fp16", "fp8": "tensor_fp8", "int8": "tensor_int8",
+               "fp32": "tensor_tf32", "tf32": "tensor_tf32", "fp64": "tensor_fp64"}
+
+
+def _m(e: Estimate, name: str) -> Value:
+    """A fact of the model, as a Value with its reference."""
+    from gpuspec.model.values import fact
+
+    found = e.workload.model.fact(name)
+    if found is None:
+        raise ModelError(f"model {e.workload.model.name} has no `{name}`; set it with "
+                         f"`model {e.workload.model.name} with {name} = ...`")
+    return fact(found)
+
+
+def batch(e: Estimate) -> Value:
+    return given("batch", e.workload.batch, COUNT)
+
+
+def context(e: Estimate) -> Value:
+    return given("context", e.workload.context, COUNT, note="tokens of history in the KV cache")
+
+
+def kernels_per_layer(e: Estimate) -> Value:
+    return given("kernels_per_layer", e.workload.kernels_per_layer, COUNT, note=e.workload.mode)
+
+
+def kernels(e: Estimate) -> Value:
+    return product("kernels", _m(e, "layers"), e["kernels_per_layer"])
+
+
+def launches_(e: Estimate) -> Value:
+    if e.workload.graph:
+        return given("launches", 1, COUNT, note="the step is one CUDA graph")
+    return renamed("launches", e["kernels"])
+
+
+def launch_cost(e: Estimate) -> Value:
+    return e.fact("graph_launch_cost" if e.workload.graph else "launch_cost")
+
+
+def launch_time(e: Estimate) -> Value:
+    return product("launch_time", e["launches"], e["launch_cost"])
+
+
+def bytes_per_weight(e: Estimate) -> Value:
+    return given("bytes_per_weight", DTYPES[e.workload.weight_dtype][0], units.BYTES, note=e.workload.weight_dtype)
+
+
+def weight_bytes(e: Estimate) -> Value:
+    return product("weight_bytes", _m(e, "params"), e["bytes_per_weight"])
+
+
+def t_weights(e: Estimate) -> Value:
+    return quotient("t_weights", e["weight_bytes"], e.fact("hbm_bandwidth"))
+
+
+def weights_read(e: Estimate) -> Value:
+    if e.workload.model.tied_embeddings:
+        return renamed("weights_read", e["weight_bytes"])
+    table = product("embedding_table", _m(e, "vocab"), _m(e, "hidden"), e["bytes_per_weight"])
+    return Value("weights_read", e["weight_bytes"].number - table.number, BYTES, "{0} - {1}",
+                 (e["weight_bytes"], table), note="a step gathers only its tokens' rows of the embedding table")
+
+
+def kv_bytes_per_token(e: Estimate) -> Value:
+    two = given("2 (K and V)", 2, COUNT)
+    size = given("bytes_per_kv", DTYPES[e.workload.kv_dtype][0], BYTES, note=e.workload.kv_dtype)
+    return product("kv_bytes_per_token", two, _m(e, "layers"), _m(e, "kv_heads"), _m(e, "head_dim"), size)
+
+
+def kv_bytes(e: Estimate) -> Value:
+    return product("kv_bytes", e["kv_bytes_per_token"], e["context"], e["batch"])
+
+
+def t_kv(e: Estimate) -> Value:
+    return quotient("t_kv", e["kv_bytes"], e.fact("hbm_bandwidth"))
+
+
+def bytes_moved(e: Estimate) -> Value:
+    return total("bytes_moved", e["weights_read"], e["kv_bytes"])
+
+
+def t_mem(e: Estimate) -> Value:
+    return quotient("t_mem", e["bytes_moved"], e.fact("hbm_bandwidth"))
+
+
+def active_params(e: Estimate) -> Value:
+    experts = e.workload.model.fact("experts")
+    if experts is None:
+        return renamed("active_params", _m(e, "params"))
+    idle = (experts.value - _m(e, "experts_per_token").number) * 3 * _m(e, "hidden").number \
+        * _m(e, "intermediate").number * _m(e, "layers").number
+    return Value("active_params", _m(e, "params").number - idle, COUNT, "{0} - unrouted experts",
+                 (_m(e, "params"),), note="3 × hidden × intermediate per idle expert per layer")
+
+
+def flops(e: Estimate) -> Value:
+    two, four = given("2", 2, FLOPS), given("4", 4, FLOPS)
+    matmuls = product("matmul_flops", two, e["active_params"], e["batch"])
+    attention = product("attention_flops", four, _m(e, "layers"), _m(e, "heads"), _m(e, "head_dim"), e["context"],
+                        e["batch"])
+    return total("flops", matmuls, attention)
+
+
+def peak_flop_rate(e: Estimate) -> Value:
+    return renamed("peak_flop_rate", e.fact(TENSOR_RATE.get(e.workload.weight_dtype, "tensor_bf16")))
+
+
+def t_math(e: Estimate) -> Value:
+    return quotient("t_math", e["flops"], e["peak_flop_rate"])
+
+
+def _kernel_pattern(e: Estimate) -> list[float]:
+    """The GPU time of each kernel of one layer, in order."""
+    per_layer = e.workload.kernels_per_layer
+    layers = _m(e, "layers").number
+    bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
+    floor = e.fact("kernel_floor").number
+    weight_kernels = max(1, min(WEIGHT_KERNELS, per_layer - 1))
+    attention = 1 if per_layer > weight_kernels else 0
+    small = per_layer - weight_kernels - attention
+    weight_bytes = e["weights_read"].number / layers / weight_kernels
+    matmul_flops = e["flops"].number - _attention_flops(e)
+    weight_flops = matmul_flops / layers / weight_kernels
+    kv = e["kv_bytes"].number / layers
+    times = [max(weight_bytes / bandwidth, weight_flops / peak, floor)] * weight_kernels
+    if attention:
+        times.append(max(kv / bandwidth, _attention_flops(e) / layers / peak, floor))
+    else:  # the one kernel also reads the KV cache
+        times = [t + kv / bandwidth / weight_kernels for t in times]
+    return times + [floor] * small
+
+
+def _attention_flops(e: Estimate) -> float:
+    flops_value = e["flops"]
+    return flops_value.inputs[1].number if len(flops_value.inputs) > 1 else 0.0
+
+
+def _timeline(e: Estimate) -> launches.Timeline:
+    cached = getattr(e, "_timeline", None)
+    if cached is None:
+        layers = int(_m(e, "layers").number)
+        w = e.workload
+        if w.graph:
+            cached = launches.run(_kernel_pattern(e), layers, 0.0, w.sample_window,
+                                  e.fact("graph_launch_cost").number, e.fact("graph_node_cost").number)
+        else:
+            cached = launches.run(_kernel_pattern(e), layers, e.fact("launch_cost").number, w.sample_window)
+        e._timeline = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def gpu_time(e: Estimate) -> Value:
+    timeline = _timeline(e)
+    return Value("gpu_time", timeline.busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3})",
+                 (e["kernels"], e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")),
+                 note="weights split evenly over each layer's weight kernels; the rest take the kernel floor")
+
+
+def step_time(e: Estimate) -> Value:
+    timeline = _timeline(e)
+    return Value("step_time", timeline.total, TIME, "the queue: {0} launches at {1} each, {2} of GPU work",
+                 (e["launches"], e["launch_cost"], e["gpu_time"]),
+                 note="the host runs ahead of the GPU; a kernel waits for its launch and the previous kernel")
+
+
+def step_time_serial(e: Estimate) -> Value:
+    return total("step_time_serial", e["launch_time"], e["gpu_time"], note="as if nothing overlapped")
+
+
+def idle_time(e: Estimate) -> Value:
+    return Value("idle_time", e["step_time"].number - e["gpu_time"].number, TIME, "{0} - {1}",
+                 (e["step_time"], e["gpu_time"]))
+
+
+def overhead_share(e: Estimate) -> Value:
+    return quotient("overhead_share", e["idle_time"], e["step_time"], percent=True,
+                    note="the share of the step the GPU waits on the host")
+
+
+def overhead_share_serial(e: Estimate) -> Value:
+    return quotient("overhead_share_serial", e["launch_time"], e["step_time_serial"], percent=True)
+
+
+def busy_share(e: Estimate) -> Value:
+    return quotient("busy_share", e["gpu_time"], e["step_time"], percent=True)
+
+
+def utilization(e: Estimate) -> Value:
+    window = given("sample_window", e.workload.sample_window, TIME)
+    return Value("utilization", _timeline(e).utilization, COUNT, "windows of {0} with a kernel running / all windows",
+                 (window,), percent=True, note="what nvidia-smi's GPU utilization would show")
+
+
+def tokens_per_s(e: Estimate) -> Value:
+    return quotient("tokens_per_s", e["batch"], e["step_time"])
+
+
+def time(e: Estimate) -> Value:
+    return renamed("time", e["step_time"])
+
+
+def bound(e: Estimate) -> Value:
+    host, gpu, memory, math_ = e["launch_time"], e["gpu_time"], e["t_mem"], e["t_math"]
+    if host.number > gpu.number:
+        word = "overhead"
+    else:
+        word = "memory" if memory.number >= math_.number else "compute"
+    return choice("bound", word, "overhead if {0} > {1}; else memory if {2} ≥ {3}; else compute",
+                  (host, gpu, memory, math_))
+
+
+def compute_time(e: Estimate) -> Value:
+    return renamed("compute_time", e["t_math"])
+
+
+def memory_time(e: Estimate) -> Value:
+    return renamed("memory_time", e["t_mem"])
+
+
+def overhead_time(e: Estimate) -> Value:
+    return renamed("overhead_time", e["launch_time"])
+
+
+def _share(name: str, part: str):
+    def rule(e: Estimate) -> Value:
+        whole = total("(compute + memory + overhead)", e["compute_time"], e["memory_time"], e["overhead_time"])
+        return quotient(name, e[part], whole, percent=True)
+    return rule
+
+
+def compute_bound_batch(e: Estimate) -> Value:
+    """The smallest batch at which the step's FLOPs take as long as its bytes: where decode stops being memory-bound."""
+    bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
+    per_sequence_flops = 2 * e["active_params"].number + 4 * _m(e, "layers").number * _m(e, "heads").number \
+        * _m(e, "head_dim").number * e.workload.context
+    per_sequence_seconds = per_sequence_flops / peak - e["kv_bytes_per_token"].number * e.workload.context / bandwidth
+    if per_sequence_seconds <= 0:
+        return given("compute_bound_batch", math.inf, COUNT, note="never: the KV cache grows as fast as the math")
+    batch_needed = math.ceil(e["weights_read"].number / bandwidth / per_sequence_seconds - 1e-9)
+    return Value("compute_bound_batch", batch_needed, COUNT,
+                 "⌈({0} / {1}) / (FLOPs per sequence / {2} - KV bytes per sequence / {1})⌉",
+                 (e["weights_read"], e.fact("hbm_bandwidth"), e["peak_flop_rate"]))
+
+
+RULES = {
+    "batch": batch, "context": context, "kernels_per_layer": kernels_per_layer, "kernels": kernels,
+    "launches": launches_, "launch_cost": launch_cost, "launch_time": launch_time,
+    "bytes_per_weight": bytes_per_weight, "weight_bytes": weight_bytes, "t_weights": t_weights,
+    "weights_read": weights_read, "kv_bytes_per_token": kv_bytes_per_token, "kv_bytes": kv_bytes, "t_kv": t_kv,
+    "bytes_moved": bytes_moved, "t_mem": t_mem, "active_params": active_params, "flops": flops,
+    "peak_flop_rate": peak_flop_rate, "t_math": t_math, "gpu_time": gpu_time, "step_time": step_time,
+    "step_time_serial": step_time_serial, "idle_time": idle_time, "overhead_share": overhead_share,
+    "overhead_share_serial": overhead_share_serial, "busy_share": busy_share, "utilization": utilization,
+    "tokens_per_s": tokens_per_s, "time": time, "bound": bound,
+    "compute_time": compute_time, "memory_time": memory_time, "overhead_time": overhead_time,
+    "compute_share": _share("compute_share", "compute_time"), "memory_share": _share("memory_share", "memory_time"),
+    "overhead_time_share": _share("overhead_time_share", "overhead_time"),
+    "compute_bound_batch": compute_bound_batch,
+}

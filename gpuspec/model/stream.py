@@ -1,0 +1,128 @@
+"""The stream model: a workload launched N times, as the queue between host and GPU plays it out.
+
+Rules:
+- Stream launches cost the host `launch_cost` each (the catalog's, or the spec's); a CUDA graph costs one
+  `graph_launch_cost`, and each kernel in it `graph_node_cost` more GPU time.
+- The bound is overhead when the host takes longer to launch than the GPU takes to run (the GPU waits on
+  the host); otherwise it is the kernel's own bound.
+- `utilization` is what a sampling monitor such as nvidia-smi reports: the share of sample windows in which
+  any kernel ran. `busy_share` is the share of time the GPU actually ran kernels.
+"""
+from __future__ import annotations
+
+from gpuspec import units
+from gpuspec.model import elementwise, launches
+from gpuspec.model.estimate import Estimate
+from gpuspec.model.values import Value, choice, given, product, quotient, renamed
+
+COUNT, TIME = units.COUNT, units.TIME
+
+
+def _inner(e: Estimate) -> Estimate:
+    from gpuspec.model import estimate  # the repeated workload's own estimate, shared with its claims
+
+    return estimate(e.workload.kernel)
+
+
+def _timeline(e: Estimate) -> launches.Timeline:
+    cached = getattr(e, "_timeline", None)
+    if cached is None:
+        w = e.workload
+        pattern = elementwise.kernel_times(_inner(e))
+        if w.graph:
+            cached = launches.run(pattern, w.count, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
+                                  e.fact("graph_node_cost").number)
+        else:
+            cached = launches.run(pattern, w.count, e.fact("launch_cost").number, w.sample_window)
+        e._timeline = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def repeats(e: Estimate) -> Value:
+    return given("repeats", e.workload.count, COUNT)
+
+
+def kernels(e: Estimate) -> Value:
+    return product("kernels", e["repeats"], renamed("kernels_per_repeat", _inner(e)["kernels"]))
+
+
+def launches_(e: Estimate) -> Value:
+    if e.workload.graph:
+        return given("launches", 1, COUNT, note="one CUDA graph launch for the whole stream")
+    return renamed("launches", e["kernels"])
+
+
+def kernel_time(e: Estimate) -> Value:
+    return renamed("kernel_time", _inner(e)["time"]) if _inner(e)["kernels"].number == 1 else \
+        quotient("kernel_time", _inner(e)["time"], _inner(e)["kernels"], note="the average kernel")
+
+
+def launch_cost(e: Estimate) -> Value:
+    return e.fact("graph_launch_cost" if e.workload.graph else "launch_cost")
+
+
+def host_time(e: Estimate) -> Value:
+    if e.workload.graph:
+        return renamed("host_time", e["launch_cost"])
+    return product("host_time", e["launches"], e["launch_cost"])
+
+
+def busy_time(e: Estimate) -> Value:
+    if e.workload.graph:
+        per_kernel = Value("kernel_time + graph_node_cost", e["kernel_time"].number + e.fact("graph_node_cost").number,
+                           TIME, "{0} + {1}", (e["kernel_time"], e.fact("graph_node_cost")))
+        return product("busy_time", e["kernels"], per_kernel)
+    return product("busy_time", e["kernels"], e["kernel_time"])
+
+
+def time(e: Estimate) -> Value:
+    timeline = _timeline(e)
+    rule = "the queue: {0} launches at {1} each, GPU {2} per kernel"
+    return Value("time", timeline.total, TIME, rule, (e["launches"], e["launch_cost"], e["kernel_time"]),
+                 note="one graph launch, then every node back to back" if e.workload.graph else
+                 "host and GPU overlap; each kernel starts once launched and once the previous one ends")
+
+
+def idle_time(e: Estimate) -> Value:
+    return Value("idle_time", e["time"].number - e["busy_time"].number, TIME, "{0} - {1}", (e["time"], e["busy_time"]))
+
+
+def busy_share(e: Estimate) -> Value:
+    return quotient("busy_share", e["busy_time"], e["time"], percent=True)
+
+
+def idle_share(e: Estimate) -> Value:
+    return quotient("idle_share", e["idle_time"], e["time"], percent=True)
+
+
+def sample_window(e: Estimate) -> Value:
+    return given("sample_window", e.workload.sample_window, TIME)
+
+
+def utilization(e: Estimate) -> Value:
+    value = _timeline(e).utilization
+    return Value("utilization", value, COUNT, "windows of {0} with a kernel running / all windows of {0}",
+                 (e["sample_window"],), percent=True, note="what nvidia-smi's GPU utilization would show")
+
+
+def bound(e: Estimate) -> Value:
+    host, busy = e["host_time"], e["busy_time"]
+    word = "overhead" if host.number > busy.number else _inner(e)["bound"].number
+    return choice("bound", word, "overhead if {0} > {1}, else the kernel's bound", (host, busy))
+
+
+def bytes_moved(e: Estimate) -> Value:
+    return product("bytes_moved", e["repeats"], _inner(e)["bytes_moved"])
+
+
+def flops(e: Estimate) -> Value:
+    return product("flops", e["repeats"], _inner(e)["flops"])
+
+
+RULES = {
+    "repeats": repeats, "kernels": kernels, "launches": launches_, "kernel_time": kernel_time,
+    "launch_cost": launch_cost, "host_time": host_time, "launch_time": lambda e: renamed("launch_time", e["host_time"]),
+    "busy_time": busy_time, "time": time, "idle_time": idle_time, "busy_share": busy_share,
+    "idle_share": idle_share, "sample_window": sample_window, "utilization": utilization, "bound": bound,
+    "bytes_moved": bytes_moved, "flops": flops,
+}
