@@ -64,6 +64,8 @@ _ALL = [
     Metric("idle_share", COUNT, "share of the time the GPU waits"),
     Metric("sample_window", TIME, "the window a sampled utilization looks at"),
     Metric("utilization", COUNT, "share of sample windows in which any kernel ran (what nvidia-smi shows)"),
+    Metric("params", COUNT, "the model's parameters"),
+    Metric("layers", COUNT, "the model's layers"),
     Metric("batch", COUNT, "sequences decoded together"),
     Metric("context", COUNT, "tokens of history per sequence"),
     Metric("kernels_per_layer", COUNT, "kernels each layer launches"),
@@ -109,6 +111,7 @@ ALIASES = {
     "time_per_token": "step_time",
     "kv_cache_bytes": "kv_bytes",
     "weights": "weight_bytes",
+    "overhead": "overhead_share",
 }
 
 # Count words (and what follows them) that name a metric: `62 waves`, `8 blocks per SM`.
@@ -118,7 +121,7 @@ NOUN_PHRASES = {
     "blocks": "blocks", "blocks per sm": "resident_blocks_per_sm", "blocks per wave": "blocks_per_wave",
     "threads": "threads", "threads per block": "threads_per_block", "warps per block": "warps_per_block",
     "kernels": "kernels", "launches": "launches", "kernels per layer": "kernels_per_layer",
-    "tokens/s": "tokens_per_s",
+    "tokens/s": "tokens_per_s", "layers": "layers", "params": "params", "parameters": "params",
     "round trips": "round_trips", "round trip": "round_trips", "trips": "round_trips",
 }
 # A dimensioned amount with the words after its unit: `67.1 MB moved`, `33.5 MB read`, `≈ 20 µs`.

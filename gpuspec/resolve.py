@@ -291,6 +291,13 @@ class _Resolver:
                 if name not in self.scope.names:
                     local[name] = self._tensor(name, subject.options.on)
         statement = subject.text.split("\n")[0].strip()
+        named = self.scope.names.get(subject.expr.id) if isinstance(subject.expr, nodes.Name) else None
+        if isinstance(named, _Workload) and subject.name is None:  # `y is ...`: claims on a workload already named
+            if subject.options.span is not None:
+                raise _error("options-on-a-name", f"`{subject.expr.id}` is already defined; its options go where "
+                             "it is defined", subject.options.span)
+            self._claims(subject.claims, statement, workload=named.workload, subject_ref=None)
+            return
         if isinstance(subject.expr, (nodes.Stream, nodes.Decode)) or local or self._mentions_tensor(subject.expr):
             if isinstance(subject.expr, nodes.Stream):
                 workload = self._stream(subject, statement)
@@ -416,6 +423,8 @@ class _Resolver:
                 return bound.tensor
             if isinstance(bound, _Workload):
                 w = bound.workload
+                if w.kind != "elementwise":
+                    raise _error("not-a-tensor", f"`{expr.id}` is a {w.kind}, not a tensor", expr.span)
                 return Tensor(expr.id, result_dtype(w.expr) or "fp32", result_shape(w.expr))
             if isinstance(bound, _Value):
                 return Scalar(_constant(bound.ref, expr.span))
@@ -506,12 +515,15 @@ class _Resolver:
                          "add a unit or a word that names it (`62 waves`, `≈ 20 µs`), or write `waves = 62`")
         unit = self._unit(phrase)
         words = " ".join(phrase.words).lower()
-        if not unit.noun and unit.dimension == units.COUNT and phrase.words:  # 16.8M elements
+        ratio = unit.symbol in ("%", "×", "x")
+        if not ratio and not unit.noun and unit.dimension == units.COUNT and phrase.words:  # 16.8M elements
             unit = units.Unit(unit.symbol, unit.scale, unit.dimension, noun=phrase.words[0])
             words = " ".join(phrase.words[1:]).lower()
         if unit.noun:
             key = " ".join([metrics.singular(unit.noun.lower()), words]).strip()
             metric = metrics.NOUN_PHRASES.get(key) or metrics.NOUN_PHRASES.get(key.replace("sms", "sm"))
+        elif ratio and words:  # `100% utilization`, `40% busy`: the words name it
+            metric = metrics.canonical(words.replace(" ", "_"))
         else:
             metric = metrics.UNIT_PHRASES.get((unit.dimension, words))
         if metric is None:

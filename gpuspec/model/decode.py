@@ -272,6 +272,7 @@ def compute_bound_batch(e: Estimate) -> Value:
 
 
 RULES = {
+    "params": lambda e: renamed("params", _m(e, "params")), "layers": lambda e: renamed("layers", _m(e, "layers")),
     "batch": batch, "context": context, "kernels_per_layer": kernels_per_layer, "kernels": kernels,
     "launches": launches_, "launch_cost": launch_cost, "launch_time": launch_time,
     "bytes_per_weight": bytes_per_weight, "weight_bytes": weight_bytes, "t_weights": t_weights,

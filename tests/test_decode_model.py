@@ -1,0 +1,112 @@
+"""The decode step against hand-worked numbers: Llama 3 8B on an H100, the lesson's section 6."""
+import pytest
+
+from conftest import errors, only, run
+from gpuspec import devices, model, models
+from gpuspec.workloads import DecodeStep
+
+H100 = devices.lookup("H100-SXM")
+LLAMA3_8B = models.lookup("llama3-8b")
+PARAMS = 8_030_261_248
+
+
+def step(batch=1, context=0, mode="eager", graph=False, per_layer=15, weights="bf16", device=H100):
+    return model.estimate(DecodeStep(LLAMA3_8B, device, batch, context, mode, graph, per_layer, weights, weights,
+                                     1 / 6))
+
+
+def test_the_catalog_knows_llama3_8b():
+    assert LLAMA3_8B.fact("params").value == PARAMS
+    assert LLAMA3_8B.fact("layers").value == 32
+    assert models.lookup("Meta-Llama-3-8B").name == "llama3-8b"
+
+
+def test_launches_and_launch_time():
+    e = step()
+    assert e["launches"].number == 32 * 15 == 480
+    assert e["launch_time"].number == pytest.approx(480 * H100.fact("launch_cost").value)
+
+
+def test_weights_and_their_read_time():
+    e = step()
+    assert e["weight_bytes"].number == PARAMS * 2
+    assert e["t_weights"].number == pytest.approx(PARAMS * 2 / 3.35e12)  # 4.79 ms
+    embedding = 128_256 * 4096 * 2
+    assert e["weights_read"].number == PARAMS * 2 - embedding
+
+
+def test_kv_cache_bytes():
+    e = step(batch=4, context=4096)
+    per_token = 2 * 32 * 8 * 128 * 2  # K and V, layers, KV heads, head size, bf16
+    assert e["kv_bytes_per_token"].number == per_token == 131_072
+    assert e["kv_bytes"].number == per_token * 4096 * 4
+
+
+def test_flops_count_two_per_parameter_and_the_attention():
+    e = step(batch=2, context=1000)
+    assert e["flops"].number == 2 * PARAMS * 2 + 4 * 32 * 32 * 128 * 1000 * 2
+
+
+def test_serial_overhead_share_follows_the_launches():
+    e = step()
+    assert e["overhead_share_serial"].number == pytest.approx(
+        e["launch_time"].number / (e["launch_time"].number + e["gpu_time"].number))
+
+
+def test_the_queue_hides_launches_when_kernels_take_longer_than_launches():
+    slow_host = H100.with_facts("slow", {"launch_cost": devices.parse_fact("launch_cost", "20 µs")})
+    hidden, exposed = step(), step(device=slow_host)
+    assert hidden["overhead_share"].number < 0.01
+    assert exposed["step_time"].number == pytest.approx(480 * 20e-6, rel=0.05)  # the host sets the pace
+    assert exposed["bound"].number == "overhead"
+
+
+def test_a_cuda_graph_launches_once():
+    e = step(graph=True)
+    assert e["launches"].number == 1
+    assert e["kernels"].number == 480
+    assert e["overhead_share_serial"].number < 0.05
+
+
+def test_batch_one_is_memory_bound_and_large_batches_compute_bound():
+    e = step()
+    assert e["bound"].number == "memory"
+    batch = e["compute_bound_batch"].number
+    assert 250 < batch < 300  # about the ridge: 989 TFLOP/s / 3.35 TB/s × 2 B / 2 FLOP
+    assert step(batch=batch + 10)["bound"].number == "compute"
+    assert step(batch=batch - 10)["bound"].number == "memory"
+
+
+def test_tokens_per_second():
+    e = step(batch=8)
+    assert e["tokens_per_s"].number == pytest.approx(8 / e["step_time"].number)
+
+
+def test_fp8_weights_halve_the_bytes_and_use_the_fp8_peak():
+    e = step(weights="fp8")
+    assert e["weight_bytes"].number == PARAMS
+    assert e["peak_flop_rate"].number == H100.fact("tensor_fp8").value
+
+
+def test_decode_in_a_spec():
+    spec = "device H100-SXM with launch_cost = 5 µs\nd = decode llama3-8b, batch 1:\n    480 launches\n" \
+           "    launch_time = 2.4 ms\n    weight_bytes = 16 GB\n    t_weights ≈ 4.8 ms\n"
+    assert [v.status for v in run(spec).verdicts] == ["pass"] * 4
+
+
+def test_models_defined_in_a_spec():
+    spec = "device H100\nmodel deep from llama3-8b with layers = 64\ndecode deep is 960 launches"
+    assert only(spec).status == "pass"
+
+
+def test_decode_errors_suggest_what_was_meant():
+    [error] = errors("device H100\ndecode llama3-8c")
+    assert error.code == "unknown-model" and "llama3-8b" in error.help
+    [error] = errors("device H100\ndecode llama3-8b, bacth 4")
+    assert error.code == "unknown-setting" and "batch" in error.help
+    [error] = errors("device H100\ndecode llama3-8b, weights bf61")
+    assert error.code == "unknown-dtype"
+    [error] = errors("device H100\nmodel m from llama3-8b with layrs = 4")
+    assert error.code == "unknown-field"
+    [error] = errors("device H100\ndecode llama3-8b is 3 waves")
+    assert error.code == "model" and "no metric `waves`" in error.message
