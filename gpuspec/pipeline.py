@@ -168,7 +168,7 @@ def explain(path: str, line: int | None = None) -> list[Explanation]:
                 errors.append(f"{name}: {error}")
         title = f"{text}  [{workload.setting}]"
         found.append(Explanation(span, title, tuple(values), tuple(errors)))
-    covered = {e.span.line for e in found}
+    covered = {n for e in found for n in range(e.span.line, e.span.end_line + 1)}  # claims in a workload's block
     for claim in program.claims:
         if claim.span.line in covered or (line is not None and claim.span.line != line):
             continue
