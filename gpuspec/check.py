@@ -1,18 +1,18 @@
 """Claims against values: the comparison rules (=, ≈, bounds, ranges, words) and a Verdict per claim and source."""
 from __future__ import annotations
 
-from gpuspec import model, units
+from gpuspec import metrics, model, units
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.expressions import evaluate
 from gpuspec.model.values import Value
-from gpuspec.program import Claim, Expected, Program
+from gpuspec.program import Claim, Expected, FactRef, MetricRef, Program
 from gpuspec.record import Record, record
 
 # Relative slack for floating-point noise when a value sits exactly on a boundary.
 _EPSILON = 1e-9
 _SKIP_REASONS = {
-    "calibrated": "no calibration profile was given",
-    "measured": "measurements need `--measure` on a machine with a CUDA GPU",
+    "calibrated": "no calibration profile was given (`gpuspec calibrate`, then --profile FILE)",
+    "measured": "measurements need `--measure` on a machine with a CUDA GPU, or --results FILE",
 }
 
 
@@ -84,14 +84,79 @@ def _tolerance(claim: Claim, want: float) -> float:
     return tolerance.absolute if tolerance.absolute is not None else abs(want) * tolerance.relative  # type: ignore[operator]
 
 
-def check(program: Program) -> tuple[list[Verdict], list[Diagnostic]]:
+@record
+class Evidence(Record):
+    """What there is beside the model: a calibration profile and measurements (either may be absent)."""
+
+    calibrated: object | None = None  # gpuspec.sources.Calibrated
+    measured: object | None = None    # gpuspec.sources.Measured
+    require_measure: bool = False     # a measured claim that cannot be measured fails instead of skipping
+
+
+def _sources(claim: Claim, evidence: Evidence) -> tuple[str, ...]:
+    """The file's sources, or the model plus each other source present that can say something about the claim."""
+    if claim.sources_set:
+        return claim.sources
+    extra = []
+    if evidence.calibrated is not None and _touches(claim.subject, _calibrated_metric):
+        extra.append("calibrated")
+    if evidence.measured is not None and _touches(claim.subject, _measured_metric):
+        extra.append("measured")
+    return tuple(dict.fromkeys([*claim.sources, *extra]))
+
+
+def _touches(ref, wanted) -> bool:
+    if isinstance(ref, MetricRef):
+        return wanted(ref)
+    if isinstance(ref, FactRef):
+        return wanted(ref)
+    return any(_touches(child, wanted) for child in (getattr(ref, "args", ()) or ((ref.expr,) if hasattr(ref, "expr")
+                                                                                    else ())))
+
+
+def _measured_metric(ref) -> bool:
+    """Timings and what follows from them: the metrics a harness measures."""
+    from gpuspec.harness import MEASURABLE
+
+    return isinstance(ref, MetricRef) and ref.metric in MEASURABLE.get(ref.workload.kind, ())
+
+
+def _calibrated_metric(ref) -> bool:
+    """Metrics that depend on a ceiling a profile measures: times, rates, shares and bounds; and those ceilings."""
+    from gpuspec.calibrate import FACTS
+
+    if isinstance(ref, FactRef):
+        return ref.name in FACTS
+    dimension = metrics.METRICS[ref.metric].dimension
+    return dimension is None or dimension[0] != 0 or ref.metric.endswith(("share", "utilization", "batch"))
+
+
+def _other_source(claim: Claim, source: str, evidence: Evidence) -> Verdict:
+    from gpuspec.sources import NotAvailable
+
+    provider = evidence.calibrated if source == "calibrated" else evidence.measured
+    if provider is None:
+        status = "fail" if source == "measured" and evidence.require_measure else "skip"
+        return Verdict(claim, source, status, None, _SKIP_REASONS[source])
+    try:
+        actual = evaluate(claim.subject, provider.estimate, provider.device)
+    except NotAvailable as reason:
+        status = "fail" if source == "measured" and evidence.require_measure else "skip"
+        return Verdict(claim, source, status, None, str(reason))
+    except model.ModelError as error:
+        return Verdict(claim, source, "skip", None, str(error))
+    return Verdict(claim, source, "pass" if holds(actual, claim) else "fail", actual)
+
+
+def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verdict], list[Diagnostic]]:
     """Every claim of a program against each of its sources. Model errors become diagnostics."""
+    evidence = evidence or Evidence()
     verdicts: list[Verdict] = []
     errors: list[Diagnostic] = []
     for claim in program.claims:
-        for source in claim.sources:
+        for source in _sources(claim, evidence):
             if source != "model":
-                verdicts.append(Verdict(claim, source, "skip", None, _SKIP_REASONS[source]))
+                verdicts.append(_other_source(claim, source, evidence))
                 continue
             try:
                 actual = evaluate(claim.subject, model.estimate)

@@ -34,7 +34,21 @@ def _parser() -> argparse.ArgumentParser:
                        help="a .gpu file, a folder to search for them, or - for standard input")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
     check.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    measuring = check.add_argument_group("measuring (the measured and calibrated sources)")
+    measuring.add_argument("--measure", action="store_true", help="time every workload with generated harnesses")
+    measuring.add_argument("--require-measure", action="store_true",
+                           help="a measured claim that cannot be measured fails instead of being skipped")
+    measuring.add_argument("--save-results", metavar="FILE", help="save what --measure measured, with provenance")
+    measuring.add_argument("--results", metavar="FILE", nargs="+", default=[],
+                           help="check against saved results (from any machine)")
+    measuring.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
+    _harness_options(measuring)
     check.set_defaults(run=_check)
+
+    calibrate = commands.add_parser("calibrate", help="measure this GPU's ceilings into a profile")
+    calibrate.add_argument("--out", metavar="FILE", required=True, help="where to write the profile (JSON)")
+    _harness_options(calibrate)
+    calibrate.set_defaults(run=_calibrate)
 
     explain = commands.add_parser("explain", help="print how every metric of a spec is derived")
     explain.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a line number")
@@ -44,16 +58,45 @@ def _parser() -> argparse.ArgumentParser:
     devices.add_argument("name", nargs="?", metavar="NAME", help="a device name or alias")
     devices.set_defaults(run=_devices)
 
+    harness = commands.add_parser("harness", help="print the measuring program of a spec (or of one workload)")
+    harness.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a workload's line")
+    harness.set_defaults(run=_harness)
+
     models = commands.add_parser("models", help="list the LLM catalog, or show one model")
     models.add_argument("name", nargs="?", metavar="NAME", help="a model name or alias")
     models.set_defaults(run=_models)
     return parser
 
 
-def _check(args) -> int:
-    from gpuspec.pipeline import run_check
+def _harness_options(group) -> None:
+    group.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="stop a spec's harness after this long (default 600)")
+    group.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
+                       help="seconds of sampling per workload, at most (default 2)")
+    group.add_argument("--harness-device", choices=("cuda", "cpu"), default="cuda",
+                       help="cpu runs the kernels under the Triton interpreter (to rehearse without a GPU)")
+    group.add_argument("--small", action="store_true", help="shrink every tensor (for rehearsals)")
+    group.add_argument("--fake-timer", action="store_true", help="check results but report fixed times (for tests)")
+    group.add_argument("--fake-gpu", metavar="NAME", help="with --fake-timer: the GPU the report names")
 
-    report = run_check(args.paths)
+
+def _measure_options(args):
+    from gpuspec.measure import Options
+
+    return Options(device=args.harness_device, timeout=args.timeout, budget=args.budget, small=args.small,
+                   fake_timer=args.fake_timer, fake_gpu=args.fake_gpu)
+
+
+def _check(args) -> int:
+    from gpuspec.pipeline import Sources, run_check
+
+    if args.save_results and not args.measure:
+        print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
+        return EXIT_INVALID
+    sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
+                      profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
+                      progress=lambda line: print(line, file=sys.stderr))
+    report = run_check(args.paths, sources)
     if args.format == "json":
         from gpuspec.report import json as json_report
 
@@ -63,6 +106,45 @@ def _check(args) -> int:
 
         sys.stdout.write(text_report.render(report, verbose=args.verbose))
     return report.exit_code
+
+
+def _split_target(target: str) -> tuple[str, int | None]:
+    head, _, tail = target.rpartition(":")
+    if head and tail.isdigit():
+        return head, int(tail)
+    return target, None
+
+
+def _print_errors(error: SpecError, path: str) -> int:
+    from gpuspec.report import text as text_report
+
+    texts = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            texts[path] = handle.read()
+    except OSError:
+        pass
+    for diagnostic in error.diagnostics:
+        print("\n".join(text_report.error(diagnostic, texts)), file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _harness(args) -> int:
+    from gpuspec import harness
+    from gpuspec.pipeline import load
+
+    path, line = _split_target(args.target)
+    try:
+        _, program = load(path)
+    except SpecError as error:
+        return _print_errors(error, path)
+    plans, refused = harness.plans(program, line)
+    if not plans:
+        reasons = "; ".join(reason for _, reason in refused) or "no workload there"
+        print(f"{args.target}: nothing to measure: {reasons}", file=sys.stderr)
+        return EXIT_INVALID
+    sys.stdout.write(harness.render(path, plans, refused))
+    return EXIT_OK
 
 
 def _explain(args) -> int:
@@ -127,4 +209,23 @@ def _models(args) -> int:
               file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(catalog_report.model_detail(model, models.references()))
+    return EXIT_OK
+
+
+def _calibrate(args) -> int:
+    from gpuspec.measure import availability, calibrate
+
+    options = _measure_options(args)
+    reason = availability(options)
+    if reason:
+        print(f"gpuspec calibrate: {reason}", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        profile = calibrate(args.out, options)
+    except RuntimeError as error:
+        print(f"gpuspec calibrate: {error}", file=sys.stderr)
+        return 1
+    for name, value in profile.facts.items():
+        print(f"{name:18} {value:.4g}")
+    print(f"profile of {profile.gpu or 'this machine'} written to {args.out}")
     return EXIT_OK

@@ -6,7 +6,7 @@ import gc
 from pathlib import Path
 
 from gpuspec import model
-from gpuspec.check import Verdict, check
+from gpuspec.check import Evidence, Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.model.values import Value
@@ -103,10 +103,22 @@ def check_text(text: str, path: str = "<spec>") -> Report:
     return Report(verdicts, errors, [path], {path: text})
 
 
-def run_check(paths: list[str]) -> Report:
-    """Check every claim in the spec files under `paths` against the model."""
+@record
+class Sources(Record):
+    """Which sources beside the model a run checks against, and where their numbers come from."""
+
+    measure: object | None = None        # gpuspec.measure.Options: measure with harnesses now
+    results: tuple[str, ...] = ()        # results files to check against
+    profile: str | None = None           # a calibration profile
+    save_results: str | None = None      # where to save what was measured
+    require_measure: bool = False
+    progress: object | None = None       # called with a line of text as each spec is measured
+
+
+def run_check(paths: list[str], sources: Sources | None = None) -> Report:
+    """Check every claim in the spec files under `paths` against the model, and the other sources asked for."""
     with _no_cyclic_gc():
-        return _run_check(paths)
+        return _run_check(paths, sources or Sources())
 
 
 @contextlib.contextmanager
@@ -122,24 +134,66 @@ def _no_cyclic_gc():
             gc.enable()
 
 
-def _run_check(paths: list[str]) -> Report:
+def _run_check(paths: list[str], sources: Sources) -> Report:
     files, diagnostics = spec_files(paths)
-    verdicts: list[Verdict] = []
     texts: dict[str, str] = {}
+    programs: list[tuple[str, Program]] = []
     for path in files:
         try:
             source = read(path)
             texts[source.path] = source.text
-            program = compile_text(source)
+            programs.append((source.path, compile_text(source)))
         except SpecError as error:
             diagnostics.extend(error.diagnostics)
             if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
                 texts[str(path)] = _undecoded(path)
-            continue
-        found, errors = check(program)
+    evidence, problems = _evidence(programs, sources)
+    diagnostics.extend(problems)
+    verdicts: list[Verdict] = []
+    for _, program in programs:
+        found, errors = check(program, evidence)
         verdicts.extend(found)
         diagnostics.extend(errors)
     return Report(verdicts, diagnostics, [str(f) for f in files], texts)
+
+
+def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
+    """The calibrated and measured sources of a run: load what was given, measure what was asked for."""
+    from gpuspec import calibrate, measure, results
+    from gpuspec.sources import Calibrated, Measured
+
+    problems: list[Diagnostic] = []
+    calibrated = None
+    if sources.profile:
+        try:
+            calibrated = Calibrated(calibrate.load(sources.profile))
+        except calibrate.ProfileError as error:
+            problems.append(Diagnostic("bad-profile", str(error), Span(sources.profile, 1, 1, 1, 1)))
+    measured = None
+    if sources.measure is not None or sources.results:
+        found: list = []
+        for path in sources.results:
+            try:
+                found.extend(results.load(path))
+            except results.ResultsError as error:
+                problems.append(Diagnostic("bad-results", str(error), Span(path, 1, 1, 1, 1)))
+        reason = None
+        if sources.measure is not None:
+            reason = measure.availability(sources.measure)
+            if reason is None:
+                fresh = []
+                for path, program in programs:
+                    if not program.workloads:
+                        continue
+                    if sources.progress:
+                        sources.progress(f"measuring {path} ...")
+                    fresh.extend(measure.run(path, program, sources.measure, measure.commit_of(path)))
+                found.extend(fresh)
+                if sources.save_results:
+                    results.save(sources.save_results, fresh)
+        statements = {id(w): text for _, program in programs for _, text, w in program.workloads}
+        measured = Measured(results.by_key(found), statements, reason if not found else None)
+    return Evidence(calibrated, measured, sources.require_measure), problems
 
 
 @record

@@ -110,6 +110,7 @@ class Claim(Record):
     tolerance: Tolerance | None
     sources: tuple[str, ...]
     quote: str | None = None
+    sources_set: bool = False  # the file named its sources; otherwise every source available is added
 
 
 @record

@@ -99,6 +99,7 @@ class _Scope:
         self.tolerance = Tolerance(DEFAULT_TOLERANCE, None, "± 10%", True)
         self.threads_per_block = DEFAULT_THREADS_PER_BLOCK
         self.sources: tuple[str, ...] = ("model",)
+        self.sources_set = False
         self.mode = "eager"
         self.registers_per_thread: int | None = None
         self.shared_memory_per_block: float | None = None
@@ -228,6 +229,7 @@ class _Resolver:
                                  span, did_you_mean(word, allowed) or f"use {', '.join(allowed)}")
             if name == "sources":
                 self.scope.sources = tuple(dict.fromkeys(setting.words))
+                self.scope.sources_set = True
             else:
                 if len(setting.words) > 1:
                     raise _error("bad-setting", "`mode` takes one word: eager or fused", span)
@@ -506,7 +508,7 @@ class _Resolver:
         elif claim.comparator == "≈":
             tolerance = self.scope.tolerance
         return Claim(claim.span, claim.text, statement, subject.text or claim.text, claim.comparator, subject,
-                     expected, tolerance, self.scope.sources, quote)
+                     expected, tolerance, self.scope.sources, quote, self.scope.sources_set)
 
     def _implied_metric(self, value, claim: nodes.Claim) -> str:
         phrase = value.phrase

@@ -8,10 +8,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 
 # Each module may import only modules of an earlier (or the same) layer: the pipeline's order.
 LAYERS = [
-    {"resources", "record", "text", "diagnostics", "units"},
+    {"resources", "record", "text", "diagnostics", "units", "timing"},
     {"nodes", "metrics", "devices", "models"},
     {"parse", "workloads", "program"},
-    {"resolve", "model"},
+    {"resolve", "model", "codegen"},
+    {"templating", "harness", "results", "calibrate"},
+    {"sources", "measure"},
     {"check"},
     {"report", "pipeline"},
     {"cli", "__main__", "__init__"},

@@ -10,20 +10,22 @@ from gpuspec.program import FactRef, Literal, MetricRef, NamedRef, Ref, apply
 _SYMBOLS = {"+": " + ", "-": " - ", "*": " × ", "/": " / ", "^": "^"}
 
 
-def evaluate(ref: Ref, estimate_of) -> Value:
-    """The Value of `ref`; `estimate_of(workload)` gives a workload's Estimate. ModelError if it cannot."""
+def evaluate(ref: Ref, estimate_of, device_of=None) -> Value:
+    """The Value of `ref`. `estimate_of(workload)` gives a workload's Estimate, and `device_of(device)` the device
+    whose facts to use (the device itself unless given). ModelError if it cannot be computed."""
     if isinstance(ref, Literal):
         return Value(ref.text, ref.value, ref.dimension)
     if isinstance(ref, MetricRef):
         return estimate_of(ref.workload)[ref.metric]
     if isinstance(ref, FactRef):
-        found = ref.device.fact(ref.name)
+        device = device_of(ref.device) if device_of is not None else ref.device
+        found = device.fact(ref.name)
         if found is None:
-            raise ModelError(f"device {ref.device.name} has no `{ref.name}`")
+            raise ModelError(f"device {device.name} has no `{ref.name}`")
         return fact(found)
     if isinstance(ref, NamedRef):
-        return renamed(ref.name, evaluate(ref.expr, estimate_of))
-    args = [evaluate(a, estimate_of) for a in ref.args]
+        return renamed(ref.name, evaluate(ref.expr, estimate_of, device_of))
+    args = [evaluate(a, estimate_of, device_of) for a in ref.args]
     if any(isinstance(a.number, str) for a in args):
         raise ModelError("a word cannot take part in arithmetic")
     try:

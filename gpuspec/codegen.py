@@ -1,0 +1,118 @@
+"""Safe code for generated harnesses: identifiers checked, dtypes from a whitelist, numbers as literals, and
+elementwise expressions re-emitted from the resolved AST as PyTorch and Triton code. Never imports torch."""
+from __future__ import annotations
+
+import keyword
+import math
+import re
+
+from gpuspec.workloads import Apply, Node, Scalar, Tensor
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+# gpuspec dtype -> the torch attribute that names it. Nothing else reaches generated code.
+TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16",
+                "fp8": "float8_e4m3fn", "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8",
+                "uint8": "uint8", "bool": "bool"}
+_RESERVED = {"torch", "triton", "tl", "math", "json", "os", "sys", "time", "args", "ctx", "main", "out", "offs",
+             "mask", "pid", "n", "BLOCK", "gpuspec"}
+
+
+class UnsafeValue(ValueError):
+    """A value that cannot be placed in generated code."""
+
+
+class Code(str):
+    """Source text built by this module from checked parts; templates accept nothing else as code."""
+
+
+def identifier(name: str) -> Code:
+    """`name` if it is a plain Python identifier that is no keyword and no name the harness uses itself."""
+    if not isinstance(name, str) or not _IDENTIFIER.match(name) or keyword.iskeyword(name) or name in _RESERVED \
+            or name.startswith("__"):
+        raise UnsafeValue(f"{name!r} cannot be a name in generated code")
+    return Code(name)
+
+
+def literal(value: float | int) -> Code:
+    """A finite number as a Python literal."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UnsafeValue(f"{value!r} is not a number")
+    if isinstance(value, int):
+        return Code(repr(value))
+    if not math.isfinite(value):
+        raise UnsafeValue(f"{value!r} is not a finite number")
+    return Code(repr(float(value)))
+
+
+def torch_dtype(dtype: str) -> Code:
+    if dtype not in TORCH_DTYPES:
+        raise UnsafeValue(f"{dtype!r} is not a dtype the harness knows")
+    return Code(f"torch.{TORCH_DTYPES[dtype]}")
+
+
+def shape(dims) -> Code:
+    """A shape as a tuple literal of positive whole numbers."""
+    sizes = [int(d) for d in dims]
+    if any(d < 1 or d != dim for d, dim in zip(sizes, dims)):
+        raise UnsafeValue(f"{dims!r} is not a shape")
+    return Code("(" + "".join(f"{d}, " for d in sizes) + ")")
+
+
+# op -> (PyTorch, Triton) spelling of the function; binary operators are written as operators.
+_FUNCTIONS = {
+    "neg": ("torch.neg({0})", "-({0})"),
+    "abs": ("torch.abs({0})", "tl.abs({0})"),
+    "relu": ("torch.relu({0})", "tl.maximum({0}, 0.0)"),
+    "exp": ("torch.exp({0})", "tl.exp({0})"),
+    "log": ("torch.log({0})", "tl.log({0})"),
+    "sqrt": ("torch.sqrt({0})", "tl.sqrt({0})"),
+    "rsqrt": ("torch.rsqrt({0})", "tl.rsqrt({0})"),
+    "tanh": ("torch.tanh({0})", "(2.0 * tl.sigmoid(2.0 * ({0})) - 1.0)"),
+    "sin": ("torch.sin({0})", "tl.sin({0})"),
+    "cos": ("torch.cos({0})", "tl.cos({0})"),
+    "erf": ("torch.erf({0})", "tl.erf({0})"),
+    "square": ("torch.square({0})", "({0}) * ({0})"),
+    "sigmoid": ("torch.sigmoid({0})", "tl.sigmoid({0})"),
+    "silu": ("torch.nn.functional.silu({0})", "({0}) * tl.sigmoid({0})"),
+    "gelu": ("torch.nn.functional.gelu({0})", "0.5 * ({0}) * (1.0 + tl.erf(({0}) * 0.7071067811865476))"),
+    "maximum": ("torch.maximum({0}, {1})", "tl.maximum({0}, {1})"),
+    "minimum": ("torch.minimum({0}, {1})", "tl.minimum({0}, {1})"),
+}
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+POSITIVE_DOMAIN = {"log", "sqrt", "rsqrt"}  # inputs must be positive for these
+
+
+def torch_expression(node: Node, names: dict[Tensor, Code]) -> Code:
+    """The expression as PyTorch calls: one kernel per operation when run eagerly."""
+    return Code(_emit(node, names, 0))
+
+
+def triton_expression(node: Node, names: dict[Tensor, Code]) -> Code:
+    """The expression as Triton code over float32 values loaded from the inputs."""
+    return Code(_emit(node, names, 1))
+
+
+def _emit(node: Node, names: dict[Tensor, Code], which: int) -> str:
+    if isinstance(node, Tensor):
+        return names[node]
+    if isinstance(node, Scalar):
+        return literal(float(node.value))
+    if not isinstance(node, Apply):
+        raise UnsafeValue(f"{node!r} is not an elementwise operation")
+    args = [_emit(a, names, which) for a in node.args]
+    if node.op in _OPERATORS:
+        return f"({args[0]} {_OPERATORS[node.op]} {args[1]})"
+    if node.op == "pow":
+        exponent = node.args[1]
+        if isinstance(exponent, Scalar) and float(exponent.value).is_integer() and 0 < exponent.value <= 8:
+            return "(" + " * ".join([f"({args[0]})"] * int(exponent.value)) + ")"
+        return f"torch.pow({args[0]}, {args[1]})" if which == 0 else f"tl.exp(tl.log({args[0]}) * ({args[1]}))"
+    if node.op not in _FUNCTIONS:
+        raise UnsafeValue(f"no harness for the operation {node.op!r}")
+    return _FUNCTIONS[node.op][which].format(*args)
+
+
+def operations(node: Node) -> set[str]:
+    if isinstance(node, Apply):
+        return {node.op}.union(*(operations(a) for a in node.args))
+    return set()

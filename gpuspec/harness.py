@@ -1,0 +1,163 @@
+"""Workloads -> harness programs: a plan of checked values for each workload, rendered through templates/*.jinja.
+
+The plan holds only identifiers, dtypes, shapes and numbers that gpuspec.codegen has checked, and code that it
+emitted from the resolved AST; no text from a spec reaches a program except as a string literal. Never imports
+torch: rendering works anywhere, running needs a GPU (or the Triton interpreter, for tests).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+
+from gpuspec import __version__, codegen
+from gpuspec.codegen import Code, UnsafeValue
+from gpuspec.program import Program
+from gpuspec.resources import data_dir
+from gpuspec.workloads import DecodeStep, Elementwise, Stream, Tensor, result_dtype, result_shape
+
+SMALL_ELEMENTS = 4096  # the largest tensor a `--small` run (under the Triton interpreter) builds
+MEASURABLE = {
+    "elementwise": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
+    "stream": ("time", "busy_time", "busy_share", "idle_time", "idle_share", "host_time", "launch_time"),
+    "decode": ("step_time", "time", "gpu_time", "tokens_per_s", "busy_share", "overhead_share"),
+}
+
+
+class HarnessError(ValueError):
+    """A workload that no harness can measure as written (the reason says why)."""
+
+
+def workload_key(statement: str, workload) -> str:
+    """A stable name for a workload: from what it is, not where it is, so that saved results survive edits."""
+    text = f"{workload.kind}|{statement}|{workload.setting}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The plan of every measurable workload of `program` (or of the one at `line`), and (key, reason) for
+    each workload that cannot be measured."""
+    found, refused = [], []
+    for span, statement, workload in program.workloads:
+        if line is not None and not span.line <= line <= span.end_line:
+            continue
+        key = workload_key(statement, workload)
+        try:
+            plan = _plan(workload, key)
+        except (HarnessError, UnsafeValue) as error:
+            refused.append((key, str(error)))
+            continue
+        plan.update(key=Code(repr(key)), line=codegen.literal(span.line), statement=Code(repr(statement)),
+                    device=Code(repr(workload.device.name)),
+                    raw={"key": key, "line": span.line, "statement": statement})
+        found.append(plan)
+    return found, refused
+
+
+def _plan(workload, key: str) -> dict:
+    if isinstance(workload, Elementwise):
+        return _elementwise(workload, key)
+    if isinstance(workload, Stream):
+        return {"template": "stream.py.jinja", "kind": Code("stream"), "id": codegen.identifier(f"w_{key}"),
+                "kernel": _elementwise(workload.kernel, f"{key}_kernel"), "count": codegen.literal(workload.count),
+                "graph": bool(workload.graph)}
+    if isinstance(workload, DecodeStep):
+        return _decode(workload, key)
+    raise HarnessError(f"no harness measures a {workload.kind} workload")
+
+
+def _elementwise(workload: Elementwise, key: str) -> dict:
+    root = workload.expr
+    if not codegen.operations(root) and isinstance(root, Tensor):
+        raise HarnessError("a bare tensor does no work to measure")
+    out_shape = result_shape(root)
+    tensors = _inputs(root)
+    small_out = _small(out_shape)
+    names = {t: codegen.identifier(f"t_{t.name}") for t in tensors}
+    inputs = []
+    for t in tensors:
+        if len(t.shape) > len(out_shape) or tuple(out_shape[len(out_shape) - len(t.shape):]) != tuple(t.shape):
+            if math.prod(t.shape) != 1:
+                raise HarnessError(f"the harness broadcasts inputs only along leading dimensions ({t.name})")
+        small = small_out[len(small_out) - len(t.shape):] if t.shape else ()
+        inputs.append({"name": names[t], "label": Code(repr(t.name)), "dtype": codegen.torch_dtype(t.dtype),
+                       "shape": codegen.shape(t.shape), "small_shape": codegen.shape(small),
+                       "elements": codegen.literal(math.prod(t.shape)),
+                       "positive": bool(codegen.operations(root) & codegen.POSITIVE_DOMAIN)})
+    out_dtype = result_dtype(root) or "fp32"
+    return {
+        "template": "elementwise.py.jinja", "kind": Code("elementwise"), "id": codegen.identifier(f"w_{key}"),
+        "mode": Code("fused" if workload.mode == "fused" else "eager"), "inputs": inputs,
+        "out_dtype": codegen.torch_dtype(out_dtype), "out_shape": codegen.shape(out_shape),
+        "small_out_shape": codegen.shape(small_out),
+        # one element per thread, as the model counts it; Triton wants a power of two
+        "block": codegen.literal(1 << max(4, (workload.threads_per_block - 1).bit_length())),
+        "num_warps": codegen.literal(1 << min(5, max(0, (workload.threads_per_block // 32 - 1).bit_length()))),
+        "torch_expr": codegen.torch_expression(root, names), "triton_expr": codegen.triton_expression(root, names),
+        # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
+        "rtol": codegen.literal(0.02 if out_dtype in ("bf16", "fp16", "fp8") else 1e-4),
+        "atol": codegen.literal(0.02 if out_dtype in ("bf16", "fp16", "fp8") else 1e-5),
+    }
+
+
+def _inputs(node) -> list[Tensor]:
+    found: dict[Tensor, None] = {}
+
+    def walk(n):
+        if isinstance(n, Tensor):
+            found[n] = None
+        for a in getattr(n, "args", ()):
+            walk(a)
+
+    walk(node)
+    return list(found)
+
+
+def _small(out_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape of at most SMALL_ELEMENTS elements with the same trailing layout, for interpreter runs."""
+    dims = list(out_shape) or [1]
+    i = 0
+    while math.prod(dims) > SMALL_ELEMENTS and i < len(dims) - 1:
+        dims[i] = 1
+        i += 1
+    if math.prod(dims) > SMALL_ELEMENTS:
+        dims[-1] = max(1, SMALL_ELEMENTS // max(1, math.prod(dims[:-1])))
+    return tuple(dims)
+
+
+def _decode(step: DecodeStep, key: str) -> dict:
+    model = step.model
+    fact = {name: int(model.fact(name).value) for name in ("params", "layers", "hidden", "vocab", "kv_heads",
+                                                           "head_dim") if model.fact(name) is not None}
+    if len(fact) < 6:
+        raise HarnessError(f"model {model.name} lacks a fact the decode harness needs")
+    per_layer = step.kernels_per_layer
+    weight_kernels = max(1, min(7, per_layer - 1))
+    attention = 1 if per_layer > weight_kernels else 0
+    embedding = 0 if model.tied_embeddings else fact["vocab"] * fact["hidden"]
+    weights_per_layer = (fact["params"] - embedding) // fact["layers"]
+    rows = max(1, weights_per_layer // weight_kernels // fact["hidden"])
+    kv = 2 * fact["kv_heads"] * fact["head_dim"] * step.context * step.batch
+    return {
+        "template": "decode.py.jinja", "kind": Code("decode"), "id": codegen.identifier(f"w_{key}"),
+        "layers": codegen.literal(fact["layers"]), "hidden": codegen.literal(fact["hidden"]),
+        "rows": codegen.literal(rows), "weight_kernels": codegen.literal(weight_kernels),
+        "attention": bool(attention), "small_kernels": codegen.literal(per_layer - weight_kernels - attention),
+        "kv_elements": codegen.literal(max(kv, 1)), "batch": codegen.literal(step.batch),
+        "dtype": codegen.torch_dtype(step.weight_dtype if step.weight_dtype != "fp8" else "bf16"),
+        "graph": bool(step.graph),
+    }
+
+
+def render(path: str, workload_plans: list[dict], refused: list[tuple[str, str]]) -> str:
+    """The harness program for one spec file."""
+    from gpuspec.templating import environment
+
+    template = environment().get_template("program.py.jinja")
+    return template.render(spec=Code(repr(str(path))), version=Code(repr(__version__)), workloads=workload_plans,
+                           refused=[(Code(repr(k)), Code(repr(r))) for k, r in refused],
+                           timing_path=Code(repr(str(Path(__file__).resolve().parent.parent))))
+
+
+def template_names() -> list[str]:
+    return sorted(p.name for p in data_dir("templates").glob("*.jinja"))
