@@ -12,7 +12,8 @@ from gpuspec.devices import Device, Fact
 
 VERSION = 1
 # What a profile measures, and the device fact each one replaces.
-FACTS = ("hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost", "kernel_floor", "tensor_bf16")
+FACTS = ("hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost", "kernel_floor", "tensor_bf16",
+         "l2_latency", "hbm_latency")
 
 
 class ProfileError(ValueError):
@@ -83,7 +84,7 @@ def save(path: str | Path, report: dict) -> Profile:
     facts = {k: v for k, v in (report.get("facts") or {}).items() if k in FACTS and isinstance(v, (int, float))}
     provenance = report.get("provenance") or {}
     data = {"version": VERSION, "gpu": provenance.get("gpu"), "provenance": provenance, "facts": facts,
-            "samples": report.get("samples", {})}
+            "samples": report.get("samples", {}), "ladder": report.get("ladder", {})}
     target = Path(path)
     handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent or "."))
     try:

@@ -34,22 +34,66 @@ class Options(Record):
 
 def availability(options: Options) -> str | None:
     """None when the harnesses can run, else why not (torch missing, no CUDA device)."""
+    return _probe(options)[0]
+
+
+def gpu_count(options: Options) -> int:
+    """How many GPUs the harnesses can spread over (1 on the CPU)."""
+    return _probe(options)[1]
+
+
+_PROBES: dict[tuple, tuple[str | None, int]] = {}
+
+
+def _probe(options: Options) -> tuple[str | None, int]:
+    key = (options.python, options.device)
+    if key not in _PROBES:
+        _PROBES[key] = _run_probe(options)
+    return _PROBES[key]
+
+
+def _run_probe(options: Options) -> tuple[str | None, int]:
     if options.device == "cpu":
-        probe = "import torch, triton"
+        probe = "import torch, triton; print(1)"
     else:
-        probe = "import torch, triton, sys; sys.exit(0 if torch.cuda.is_available() else 3)"
+        probe = ("import torch, triton, sys\n"
+                 "if not torch.cuda.is_available(): sys.exit(3)\n"
+                 "print(torch.cuda.device_count())")
     try:
         done = subprocess.run([options.python, "-c", probe], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"cannot start Python to measure: {error}"
+        return f"cannot start Python to measure: {error}", 0
     if done.returncode == 3:
-        return "no CUDA device: torch.cuda.is_available() is False on this machine"
+        return "no CUDA device: torch.cuda.is_available() is False on this machine", 0
     if done.returncode != 0:
-        return "torch and triton are not installed: pip install 'gpuspec[measure]'"
-    return None
+        return "torch and triton are not installed: pip install 'gpuspec[measure]'", 0
+    try:
+        return None, max(1, int(done.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return None, 1
 
 
-def run(path: str, program: Program, options: Options, commit: str = "unknown") -> list[Measurement]:
+def run_all(specs: list[tuple[str, Program]], options: Options, progress=None) -> list[Measurement]:
+    """Measure several specs; with several GPUs, spec files spread across them, one program per GPU at a time."""
+    gpus = gpu_count(options) if options.device == "cuda" else 1
+    jobs = [(path, program) for path, program in specs if program.workloads]
+
+    def one(index: int) -> list[Measurement]:
+        path, program = jobs[index]
+        if progress:
+            progress(f"measuring {path}" + (f" on GPU {index % gpus}" if gpus > 1 else "") + " ...")
+        return run(path, program, options, commit_of(path), gpu=index % gpus if gpus > 1 else None)
+
+    if gpus <= 1 or len(jobs) <= 1:
+        return [m for i in range(len(jobs)) for m in one(i)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=gpus) as pool:
+        return [m for found in pool.map(one, range(len(jobs))) for m in found]
+
+
+def run(path: str, program: Program, options: Options, commit: str = "unknown",
+        gpu: int | None = None) -> list[Measurement]:
     """Measure every workload of one spec; workloads that cannot be measured come back with status error."""
     plans, refused = harness.plans(program)
     if not plans:
@@ -65,6 +109,8 @@ def run(path: str, program: Program, options: Options, commit: str = "unknown") 
         env = dict(os.environ)
         if options.fake_gpu:
             env["GPUSPEC_FAKE_GPU"] = options.fake_gpu
+        if gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(gpu)  # this program sees one GPU of several
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout, env=env)
         except subprocess.TimeoutExpired:

@@ -181,13 +181,7 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
         if sources.measure is not None:
             reason = measure.availability(sources.measure)
             if reason is None:
-                fresh = []
-                for path, program in programs:
-                    if not program.workloads:
-                        continue
-                    if sources.progress:
-                        sources.progress(f"measuring {path} ...")
-                    fresh.extend(measure.run(path, program, sources.measure, measure.commit_of(path)))
+                fresh = measure.run_all(programs, sources.measure, sources.progress)
                 found.extend(fresh)
                 if sources.save_results:
                     results.save(sources.save_results, fresh)
