@@ -142,6 +142,7 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
         if isinstance(error, UnexpectedEOF) or getattr(error, "token", None) is not None:
             lines = source.text.rstrip("\n").split("\n")
             line, column = len(lines) + source.line_offset, len(lines[-1]) + 1
+    column += (source.column_offsets or {}).get(line - source.line_offset, 0)
     span = Span(source.path, line, column, line, column + width)
     return Diagnostic("syntax", f"{found}; expected {expected}", span)
 
@@ -154,8 +155,8 @@ class _Extent:
 
     __slots__ = ("start", "end", "line", "column", "end_line", "end_column")
 
-    def __init__(self, children):
-        first, last = _edge(children, False), _edge(children, True)
+    def __init__(self, children, shift=None):
+        first, last = _edge(children, False, shift), _edge(children, True, shift)
         if first is None:
             self.start = None
             return
@@ -167,8 +168,9 @@ class _Extent:
         return self.start is None
 
 
-def _edge(items, from_end: bool):
-    """(start, line, column, end, end_line, end_column) of the first (or last) positioned item."""
+def _edge(items, from_end: bool, shift=None):
+    """(start, line, column, end, end_line, end_column) of the first (or last) positioned item, in the
+    parser's own columns (a node's span is shifted back by `shift`, the dedent of Markdown blocks)."""
     for item in (reversed(items) if from_end else items):
         if item is None:
             continue
@@ -177,11 +179,16 @@ def _edge(items, from_end: bool):
                 return item.start_pos, item.line, item.column, item.end_pos, item.end_line, item.end_column
             continue
         if isinstance(item, (list, tuple)):
-            found = _edge(item, from_end)
+            found = _edge(item, from_end, shift)
         else:
             span = getattr(item, "span", None)
-            found = None if span is None else (span.start, span.line, span.column, span.end, span.end_line,
-                                               span.end_column)
+            if span is None:
+                found = None
+            elif shift:
+                found = (span.start, span.line, span.column - shift.get(span.line, 0), span.end, span.end_line,
+                         span.end_column - shift.get(span.end_line, 0))
+            else:
+                found = (span.start, span.line, span.column, span.end, span.end_line, span.end_column)
         if found is not None:
             return found
     return None
@@ -189,7 +196,7 @@ def _edge(items, from_end: bool):
 
 def _with_extent(method):
     def build(self, children):
-        return method(self, _Extent(children), children)
+        return method(self, _Extent(children, self._source.column_offsets), children)
     build.__name__ = method.__name__
     return build
 
@@ -207,13 +214,18 @@ class _Builder(Transformer):
     def _span(self, extent: _Extent) -> Span | None:
         if extent.empty:
             return None
-        offset = self._source.line_offset
+        offset, shift = self._source.line_offset, self._source.column_offsets
+        if shift:
+            return Span(self._source.path, extent.line + offset, extent.column + shift.get(extent.line, 0),
+                        extent.end_line + offset, extent.end_column + shift.get(extent.end_line, 0),
+                        extent.start, extent.end)
         return Span(self._source.path, extent.line + offset, extent.column, extent.end_line + offset,
                     extent.end_column, extent.start, extent.end)
 
     def _tspan(self, token: Token) -> Span:
-        offset = self._source.line_offset
-        return Span(self._source.path, token.line + offset, token.column, token.end_line + offset, token.end_column,
+        offset, shift = self._source.line_offset, self._source.column_offsets or {}
+        return Span(self._source.path, token.line + offset, token.column + shift.get(token.line, 0),
+                    token.end_line + offset, token.end_column + shift.get(token.end_line, 0),
                     token.start_pos, token.end_pos)
 
     def _slice(self, extent: _Extent) -> str:

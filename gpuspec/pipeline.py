@@ -18,6 +18,7 @@ from gpuspec.resolve import resolve
 from gpuspec.text import Span, SpecText, UnreadableText, read_spec
 
 SPEC_SUFFIX = ".gpu"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
@@ -29,7 +30,9 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         if given == "-":
             found.append(path)
         elif path.is_dir():
-            found.extend(sorted(p for p in path.rglob(f"*{SPEC_SUFFIX}") if p.is_file()))
+            candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (SPEC_SUFFIX,
+                                                                                            *MARKDOWN_SUFFIXES))
+            found.extend(p for p in candidates if p.suffix == SPEC_SUFFIX or _mentions_gpu(p))
         elif path.is_file():
             found.append(path)
         else:
@@ -39,10 +42,28 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     return unique, errors
 
 
-def read(path: str | Path) -> SpecText:
-    """The text of a spec file (`-` is standard input). Raises SpecError if it cannot be read as text."""
+def _mentions_gpu(path: Path) -> bool:
+    """Whether a Markdown file holds gpu blocks (so that a folder's other documents are left alone)."""
+    from gpuspec import markdown
+
     try:
-        return read_spec(path) if str(path) != "-" else _stdin()
+        return markdown.has_blocks(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+def read(path: str | Path) -> SpecText:
+    """The text of a spec file (`-` is standard input), or the gpu blocks of a Markdown file.
+    Raises SpecError if it cannot be read as text."""
+    try:
+        if str(path) == "-":
+            return _stdin()
+        source = read_spec(path)
+        if Path(path).suffix in MARKDOWN_SUFFIXES:
+            from gpuspec import markdown
+
+            return markdown.extract(source.path, source.text)
+        return source
     except UnreadableText as error:
         span = Span(error.path, error.line, error.column, error.line, error.column + 1)
         raise SpecError([Diagnostic("unreadable", error.reason, span)]) from None
@@ -55,6 +76,13 @@ def load(path: str | Path) -> tuple[SpecText, Program]:
     """Read, parse and resolve one spec file. Raises SpecError for invalid input."""
     source = read(path)
     return source, compile_text(source)
+
+
+def _document(path, source: SpecText) -> str:
+    """The text errors are shown against: the whole document for Markdown, else the spec itself."""
+    if Path(str(path)).suffix in MARKDOWN_SUFFIXES:
+        return Path(path).read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+    return source.text
 
 
 def _undecoded(path: Path) -> str:
@@ -141,7 +169,7 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
     for path in files:
         try:
             source = read(path)
-            texts[source.path] = source.text
+            texts[source.path] = _document(path, source)
             programs.append((source.path, compile_text(source)))
         except SpecError as error:
             diagnostics.extend(error.diagnostics)

@@ -29,13 +29,14 @@ class Span:
 class SpecText:
     """The text of one spec, and where it came from.
 
-    line_offset is added to every line number, so that a block inside a larger document reports
-    positions in the document's own lines.
+    line_offset is added to every line number, and column_offsets (by line) to columns, so that a block
+    inside a larger document reports positions in the document's own lines and columns.
     """
 
     path: str
     text: str = field(repr=False)
     line_offset: int = 0
+    column_offsets: dict | None = field(default=None, eq=False, repr=False)  # line -> columns it was dedented
 
     def line(self, number: int) -> str:
         """The text of the 1-based document line `number`, without its line break ('' if out of range)."""

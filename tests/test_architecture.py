@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 # Each module may import only modules of an earlier (or the same) layer: the pipeline's order.
 LAYERS = [
     {"resources", "record", "text", "diagnostics", "units", "timing"},
-    {"nodes", "metrics", "devices", "models"},
+    {"nodes", "metrics", "devices", "models", "markdown"},
     {"parse", "workloads", "program"},
     {"resolve", "model", "codegen"},
     {"templating", "harness", "results", "calibrate"},

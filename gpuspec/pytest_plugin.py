@@ -1,0 +1,129 @@
+"""pytest plugin: every claim of a `.gpu` file (and, when asked, of Markdown gpu blocks) as a test item.
+
+Enable Markdown with `--gpuspec-markdown` or the ini setting `gpuspec_markdown = true`. A file that does not
+parse or resolve is one failing item that shows the errors.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("gpuspec", "gpuspec claims")
+    group.addoption("--gpuspec-markdown", action="store_true", default=None,
+                    help="also collect the gpu blocks of Markdown files as gpuspec claims")
+    parser.addini("gpuspec_markdown", type="bool", default=False,
+                  help="collect the gpu blocks of Markdown files as gpuspec claims")
+
+
+def pytest_collect_file(parent, file_path: Path):
+    if file_path.suffix == ".gpu":
+        return SpecFile.from_parent(parent, path=file_path)
+    if file_path.suffix in (".md", ".markdown") and _markdown_enabled(parent.config):
+        from gpuspec import markdown
+
+        try:
+            if markdown.has_blocks(file_path.read_text(encoding="utf-8", errors="replace")):
+                return SpecFile.from_parent(parent, path=file_path)
+        except OSError:
+            return None
+    return None
+
+
+def _markdown_enabled(config) -> bool:
+    option = config.getoption("gpuspec_markdown")
+    return bool(option) if option is not None else bool(config.getini("gpuspec_markdown"))
+
+
+class SpecFile(pytest.File):
+    """One spec file (or Markdown document): its claims, checked against the model when collected."""
+
+    def collect(self):
+        from gpuspec.check import check
+        from gpuspec.diagnostics import SpecError
+        from gpuspec.pipeline import _document, compile_text, read
+
+        try:
+            source = read(self.path)
+            text = _document(self.path, source)
+            program = compile_text(source)
+        except SpecError as error:
+            yield InvalidSpec.from_parent(self, name="errors", diagnostics=error.diagnostics,
+                                          text=_read(self.path))
+            return
+        verdicts, errors = check(program)
+        if errors:
+            yield InvalidSpec.from_parent(self, name="errors", diagnostics=errors, text=text)
+        grouped: dict[int, list] = {}
+        for verdict in verdicts:
+            grouped.setdefault(id(verdict.claim), []).append(verdict)
+        seen: dict[str, int] = {}
+        for claim_verdicts in grouped.values():
+            claim = claim_verdicts[0].claim
+            name = f"{claim.statement.rstrip(':')} | {claim.text}"  # no `::`, which pytest reads as a separator
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:  # the same claim twice in one file: number the later ones
+                name = f"{name} [{seen[name]}]"
+            yield ClaimItem.from_parent(self, name=name, verdicts=claim_verdicts)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+class ClaimFailed(Exception):
+    """A claim does not hold against one of its sources."""
+
+
+class ClaimItem(pytest.Item):
+    """One claim: it passes when every source it was checked against agrees, and skips when none could."""
+
+    def __init__(self, *, verdicts, **kwargs):
+        super().__init__(**kwargs)
+        self.verdicts = verdicts
+        self.claim = verdicts[0].claim
+        self.user_properties.extend([("file", self.claim.span.file), ("line", self.claim.span.line),
+                                     ("column", self.claim.span.column)])
+
+    def runtest(self) -> None:
+        failed = [v for v in self.verdicts if v.status == "fail"]
+        if failed:
+            raise ClaimFailed(failed)
+        if all(v.status == "skip" for v in self.verdicts):
+            pytest.skip("; ".join(v.message for v in self.verdicts))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, ClaimFailed):
+            from gpuspec.report.text import failure
+
+            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts))
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, self.claim.span.line - 1, f"{self.claim.span}: {self.claim.text}"
+
+
+class InvalidSpec(pytest.Item):
+    """The errors of a spec that does not parse or resolve: a failing item, shown as the CLI shows them."""
+
+    def __init__(self, *, diagnostics, text, **kwargs):
+        super().__init__(**kwargs)
+        self.diagnostics, self.text = diagnostics, text
+
+    def runtest(self) -> None:
+        raise ClaimFailed(self.diagnostics)
+
+    def repr_failure(self, excinfo, style=None):
+        from gpuspec.report.text import error
+
+        texts = {d.span.file: self.text for d in self.diagnostics if d.span}
+        return "\n".join(line for d in self.diagnostics for line in error(d, texts))
+
+    def reportinfo(self):
+        first = self.diagnostics[0].span if self.diagnostics else None
+        return self.path, (first.line - 1) if first else 0, "gpuspec errors"

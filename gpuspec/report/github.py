@@ -1,0 +1,66 @@
+"""The GitHub Actions report: a workflow command per failure, error and skip, then the summary line."""
+from __future__ import annotations
+
+from gpuspec.check import Verdict
+from gpuspec.diagnostics import Diagnostic
+from gpuspec.report import Report
+from gpuspec.report.text import derivation, sources_line
+from gpuspec.text import Span, escaped
+
+
+def escape_data(text: str) -> str:
+    """A command's message as GitHub reads it: `%`, carriage return and newline percent-encoded."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A command's property value: as a message, and `:` and `,` percent-encoded too."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _visible(text: str) -> str:
+    """Each line of `text` with its other control characters written as escapes; the line breaks kept."""
+    return "\n".join(escaped(line) for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def command(kind: str, span: Span | None, title: str, message: str) -> str:
+    """`::kind file=...,line=...,col=...,endColumn=...,title=...::message`, escaped."""
+    properties: list[tuple[str, object]] = []
+    if span is not None:
+        properties += [("file", span.file), ("line", span.line), ("col", span.column)]
+        if span.end_line != span.line:
+            properties.append(("endLine", span.end_line))
+        properties.append(("endColumn", span.end_column))
+    properties.append(("title", title))
+    shown = ",".join(f"{name}={escape_property(_visible(str(value)))}" for name, value in properties)
+    return f"::{kind} {shown}::{escape_data(_visible(message))}"
+
+
+def _failure(verdict: Verdict, siblings: list[Verdict]) -> str:
+    lines = [verdict.message, f"claim: {verdict.claim.text}"]
+    if len(siblings) > 1:
+        lines.append(f"sources: {sources_line(siblings)}")
+    if verdict.actual is not None:
+        lines.extend(derivation(verdict.actual))
+    return command("error", verdict.claim.span, f"gpuspec {verdict.source}", "\n".join(lines))
+
+
+def _error(diagnostic: Diagnostic) -> str:
+    message = diagnostic.message + (f"\nhelp: {diagnostic.help}" if diagnostic.help else "")
+    return command("error", diagnostic.span, f"gpuspec error[{diagnostic.code}]", message)
+
+
+def render(report: Report) -> str:
+    by_claim: dict[int, list[Verdict]] = {}
+    for verdict in report.verdicts:
+        by_claim.setdefault(id(verdict.claim), []).append(verdict)
+    lines = []
+    for verdict in report.verdicts:
+        if verdict.status == "fail":
+            lines.append(_failure(verdict, by_claim[id(verdict.claim)]))
+        elif verdict.status == "skip":
+            lines.append(command("notice", verdict.claim.span, f"gpuspec {verdict.source} skipped",
+                                 f"{verdict.claim.text}: {verdict.reason or verdict.message}"))
+    lines.extend(_error(d) for d in report.diagnostics)
+    lines.append(report.summary_line())
+    return "\n".join(lines) + "\n"
