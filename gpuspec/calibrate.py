@@ -3,12 +3,11 @@ to the model as the `calibrated` source."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from gpuspec import devices
 from gpuspec.devices import Device, Fact
+from gpuspec.files import write_atomically
 
 VERSION = 1
 # What a profile measures, and the device fact each one replaces.
@@ -85,13 +84,5 @@ def save(path: str | Path, report: dict) -> Profile:
     provenance = report.get("provenance") or {}
     data = {"version": VERSION, "gpu": provenance.get("gpu"), "provenance": provenance, "facts": facts,
             "samples": report.get("samples", {}), "ladder": report.get("ladder", {})}
-    target = Path(path)
-    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent or "."))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=1) + "\n")
-        os.replace(partial, target)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    write_atomically(path, json.dumps(data, indent=1) + "\n")
     return Profile(str(data["gpu"] or ""), facts, provenance, str(path))

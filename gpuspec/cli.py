@@ -33,7 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="PATH",
                        help="a .gpu file, a folder to search for them, or - for standard input")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
-    check.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"), default="text",
+                       help="output format (default: text)")
+    check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
+    check.add_argument("--update", action="store_true",
+                       help="rewrite each failing claim's number to the computed value, at the precision written")
     measuring = check.add_argument_group("measuring (the measured and calibrated sources)")
     measuring.add_argument("--measure", action="store_true", help="time every workload with generated harnesses")
     measuring.add_argument("--require-measure", action="store_true",
@@ -44,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     measuring.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
     _harness_options(measuring)
     check.set_defaults(run=_check)
+
+    fmt = commands.add_parser("fmt", help="lay out spec files (and Markdown gpu blocks) in the canonical way")
+    fmt.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    fmt.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
+    fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
+    fmt.set_defaults(run=_fmt)
 
     calibrate = commands.add_parser("calibrate", help="measure this GPU's ceilings into a profile")
     calibrate.add_argument("--out", metavar="FILE", required=True, help="where to write the profile (JSON)")
@@ -97,15 +107,51 @@ def _check(args) -> int:
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
                       progress=lambda line: print(line, file=sys.stderr))
     report = run_check(args.paths, sources)
-    if args.format == "json":
-        from gpuspec.report import json as json_report
+    rendered = _render(report, args.format, args.verbose)
+    if args.output:
+        from gpuspec.files import WriteError, write_atomically
 
-        sys.stdout.write(json_report.render(report))
+        try:
+            write_atomically(args.output, rendered)
+        except WriteError as error:
+            print(f"gpuspec check: {error}", file=sys.stderr)
+            return EXIT_INVALID
+        print(report.summary_line())
     else:
-        from gpuspec.report import text as text_report
-
-        sys.stdout.write(text_report.render(report, verbose=args.verbose))
+        sys.stdout.write(rendered)
+    if args.update:
+        return _update(report)
     return report.exit_code
+
+
+def _render(report, format: str, verbose: bool) -> str:
+    import importlib
+
+    if format == "text":
+        from gpuspec.report import text
+
+        return text.render(report, verbose=verbose)
+    return importlib.import_module(f"gpuspec.report.{format}").render(report)
+
+
+def _update(report) -> int:
+    from gpuspec import update
+    from gpuspec.files import WriteError
+
+    edits = update.replacements(list(report.verdicts))
+    changed = 0
+    for path, file_edits in edits.items():
+        if path == "<stdin>":
+            continue
+        try:
+            changed += update.apply(path, file_edits)
+        except (WriteError, OSError) as error:
+            print(f"gpuspec check --update: {error}", file=sys.stderr)
+            return EXIT_INVALID
+    left = report.count("fail") - changed
+    note = f"; {left} failing claim{'s' * (left != 1)} need a person (ranges, bounds, other sources)" if left else ""
+    print(f"updated {changed} claim{'s' * (changed != 1)} in {len(edits)} file{'s' * (len(edits) != 1)}{note}")
+    return report.exit_code if report.diagnostics else EXIT_OK
 
 
 def _split_target(target: str) -> tuple[str, int | None]:
@@ -228,4 +274,56 @@ def _calibrate(args) -> int:
     for name, value in profile.facts.items():
         print(f"{name:18} {value:.4g}")
     print(f"profile of {profile.gpu or 'this machine'} written to {args.out}")
+    return EXIT_OK
+
+
+def _fmt(args) -> int:
+    import difflib
+    from pathlib import Path
+
+    from gpuspec import fmt
+    from gpuspec.files import WriteError, write_atomically
+    from gpuspec.pipeline import MARKDOWN_SUFFIXES, spec_files
+
+    files, problems = spec_files(args.paths)
+    for problem in problems:
+        print(f"gpuspec fmt: {problem.message}", file=sys.stderr)
+    changed, failed = 0, bool(problems)
+    for path in files:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+            bom = text.startswith("\ufeff")
+            text = text.removeprefix("\ufeff")
+            if Path(path).suffix in MARKDOWN_SUFFIXES:
+                formatted = fmt.format_markdown(text, str(path))
+            else:
+                formatted = fmt.format_spec(text, str(path))
+        except (OSError, UnicodeDecodeError) as error:
+            print(f"gpuspec fmt: cannot read {path}: {error}", file=sys.stderr)
+            failed = True
+            continue
+        except fmt.FormatError as error:
+            print(f"gpuspec fmt: {error}", file=sys.stderr)
+            failed = True
+            continue
+        if formatted == text:
+            continue
+        changed += 1
+        if args.diff:
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), formatted.splitlines(True),
+                                                       f"{path}", f"{path} (formatted)"))
+        elif args.check:
+            print(f"would reformat {path}")
+        else:
+            try:
+                write_atomically(path, ("\ufeff" if bom else "") + formatted)
+            except WriteError as error:
+                print(f"gpuspec fmt: {error}", file=sys.stderr)
+                failed = True
+                continue
+            print(f"reformatted {path}")
+    if failed:
+        return EXIT_INVALID
+    if args.check or args.diff:
+        return 1 if changed else EXIT_OK
     return EXIT_OK

@@ -52,8 +52,11 @@ def torch_dtype(dtype: str) -> Code:
 
 def shape(dims) -> Code:
     """A shape as a tuple literal of positive whole numbers."""
-    sizes = [int(d) for d in dims]
-    if any(d < 1 or d != dim for d, dim in zip(sizes, dims)):
+    try:
+        sizes = [int(d) for d in dims]
+    except (TypeError, ValueError, OverflowError):
+        raise UnsafeValue(f"{dims!r} is not a shape") from None
+    if any(isinstance(d, bool) or d < 1 or d != dim for d, dim in zip(sizes, dims)):
         raise UnsafeValue(f"{dims!r} is not a shape")
     return Code("(" + "".join(f"{d}, " for d in sizes) + ")")
 

@@ -84,6 +84,8 @@ class Expected(Record):
     resolution: float
     unit: units.Unit | None
     written: str
+    span: Span | None = None  # where the number (or word) is written, for --update
+    written_number: str = ""  # the number (or word) exactly as written
 
 
 @record

@@ -545,7 +545,8 @@ class _Resolver:
                 what = subject.metric.replace("_", " ") if isinstance(subject, MetricRef) else "this"
                 raise _error("unknown-word", f"`{value.text}` is not a {what}", value.span,
                              did_you_mean(value.text, allowed) or f"use {', '.join(allowed)}")
-            return Expected("word", value.text, None, 0.0, None, value.text)
+            written = claim.text if claim.text.endswith("-bound") else value.text
+            return Expected("word", value.text, None, 0.0, None, value.text, value.span, written)
         if dimension is None:
             words = ", ".join(metrics.WORDS.get(getattr(subject, "metric", ""), ()))
             raise _error("expected-word", f"{subject.text} is a word ({words}), not a number", value.span)
@@ -561,7 +562,7 @@ class _Resolver:
             raise _error("empty-range", f"the range `{value_text(value)}` is empty", value.span,
                          "write the smaller number first")
         resolution = value.low.resolution * unit.scale
-        return Expected(value.kind, low, high, resolution, unit, value_text(value))
+        return Expected(value.kind, low, high, resolution, unit, value_text(value), value.low.span, value.low.text)
 
     # --- units and quantities ---------------------------------------------------------------------
 

@@ -6,12 +6,11 @@ versions) and its measurements. Files from several machines combine by listing t
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from attrs import field
 
+from gpuspec.files import write_atomically
 from gpuspec.record import Record, record
 
 VERSION = 1
@@ -84,15 +83,7 @@ def save(path: str | Path, measurements: list[Measurement]) -> None:
         run["measurements"].append({"key": m.key, "line": m.line, "statement": m.statement, "status": m.status,
                                     "reason": m.reason, "metrics": m.metrics})
     text = json.dumps({"version": VERSION, "runs": list(runs.values())}, indent=1, ensure_ascii=False) + "\n"
-    target = Path(path)
-    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent or "."))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(partial, target)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
 
 
 def load(path: str | Path) -> list[Measurement]:

@@ -8,7 +8,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 
 # Each module may import only modules of an earlier (or the same) layer: the pipeline's order.
 LAYERS = [
-    {"resources", "record", "text", "diagnostics", "units", "timing"},
+    {"resources", "record", "text", "diagnostics", "units", "timing", "files"},
     {"nodes", "metrics", "devices", "models", "markdown"},
     {"parse", "workloads", "program"},
     {"resolve", "model", "codegen"},
@@ -16,7 +16,8 @@ LAYERS = [
     {"sources", "measure"},
     {"check"},
     {"report", "pipeline"},
-    {"cli", "__main__", "__init__"},
+    {"fmt", "update"},
+    {"cli", "__main__", "__init__", "pytest_plugin"},
 ]
 
 

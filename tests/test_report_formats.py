@@ -41,7 +41,8 @@ def test_junit_parses_with_a_declaration_and_a_suite_per_file():
     found = suites(xml)
     assert list(found) == ["specs/a.gpu"]
     suite = found["specs/a.gpu"]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "1", "0", "0")
+    counts = tuple(suite.get(key) for key in ("tests", "failures", "errors", "skipped"))
+    assert counts == ("2", "1", "0", "0")
     assert "\n  <testsuite" in xml  # pretty-printed
 
 
@@ -178,7 +179,8 @@ def test_github_errors_notices_and_summary():
     lines = github.render(combined()).splitlines()
     notices = [line for line in lines if line.startswith("::notice ")]
     assert len(notices) == 2
-    assert notices[0].startswith("::notice file=specs/a.gpu,line=3,col=22,endColumn=34,title=gpuspec measured skipped::")
+    assert notices[0].startswith(
+        "::notice file=specs/a.gpu,line=3,col=22,endColumn=34,title=gpuspec measured skipped::")
     assert "--measure" in notices[0]
     syntax = next(line for line in lines if "error[syntax]" in line)
     assert syntax.startswith("::error file=specs/sub/b.gpu,line=2,col=25,endColumn=37,title=gpuspec error[syntax]::")

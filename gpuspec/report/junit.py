@@ -54,7 +54,7 @@ class _Suite:
     def case(self, name: str, line: int | None) -> ET.Element:
         seen = self.names.get(name, 0) + 1  # the same claim twice on one line: number the repeats
         self.names[name] = seen
-        if False:
+        if seen > 1:
             name = f"{name} #{seen}"
         attributes = {"classname": classname(self.name) if self.name != NO_FILE else NO_FILE, "name": name}
         if self.name != NO_FILE:

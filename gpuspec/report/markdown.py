@@ -1,4 +1,4 @@
-"""The Markdown report: counts, then tables of failures, errors and passing claims, for PR comments and job summaries."""
+"""The Markdown report: the counts, then tables of failures, errors and passing claims, for PR comments."""
 from __future__ import annotations
 
 import re

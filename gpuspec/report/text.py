@@ -65,7 +65,7 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str
     if siblings and len(siblings) > 1:
         lines.append(f"    sources: {sources_line(siblings)}")
     if claim.quote:
-        lines.append(f"    quote: “{claim.quote}”")
+        lines.append(f"    quote: “{escaped(claim.quote)}”")
     if verdict.actual is not None:
         lines.extend("    " + line for line in derivation(verdict.actual))
     return lines

@@ -1,0 +1,234 @@
+"""`gpuspec fmt`: one canonical layout for spec text, comments and quoted sentences kept as written.
+
+The layout: four spaces per block level; one space around operators, comparators and `±`, none inside brackets
+or around `.`, `^`, `²`, and range dashes; `, ` between items; a number and its unit apart (`20 µs`) except `%`
+and `×`; two spaces before a comment at the end of a line; no trailing spaces; at most two blank lines in a row;
+one line break at the end. The formatted text must parse to the same spec as the original, or nothing is written.
+"""
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"""
+    (?P<string>"[^"]*"|“[^”]*”)
+  | (?P<bound>(?:memory|compute|overhead)-bound\b)
+  | (?P<dims>[0-9]+(?:[x×][0-9]+)+)
+  | (?P<number>(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?:\+(?![0-9A-Za-z_(]))?)
+  | (?P<word>(?![²³])[^\W\d_]\w*)
+  | (?P<op>\+/-|\+-|~=|==|<=|>=|\.\.|[-+*/^=<>~≈≤≥±–×²³%(),:\[\].])
+  | (?P<other>\S)
+""", re.VERBOSE)
+_TIGHT = {"^", ".", "..", "–"}  # no space on either side
+_TIGHT_LEFT = {"²", "³"}  # no space before
+_CATALOG_KEYWORDS = {"device", "from", "model", "decode"}
+_ATTACHED_UNITS = {"%", "×", "x", "k", "K", "M", "G", "T", "P"}  # 80×, 33%, 16.8M
+
+
+class FormatError(ValueError):
+    """The text could not be formatted safely; nothing is changed."""
+
+
+def format_text(text: str) -> str:
+    """The canonical layout of a spec's text (see the module docstring)."""
+    out: list[str] = []
+    levels = [0]
+    open_quote = False
+    blank = 0
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        if open_quote:  # inside a quoted sentence that spans lines: keep it as written
+            out.append(raw.rstrip())
+            open_quote = _quote_still_open(raw, True)
+            continue
+        stripped = raw.strip()
+        if not stripped:
+            blank += 1
+            if blank <= 2:
+                out.append("")
+            continue
+        blank = 0
+        width = len(raw) - len(raw.lstrip(" \t"))
+        width = len(raw[:width].expandtabs(8))
+        if stripped.startswith("#"):
+            level = _level(levels, width, commit=False)
+            out.append("    " * level + stripped)
+            continue
+        level = _level(levels, width, commit=True)
+        code, comment = _split_comment(stripped)
+        opening = _unclosed_quote(code)
+        if opening is not None:  # a quoted sentence starts here and goes on: lay out only what comes before it
+            head = _format_code(code[:opening])
+            out.append("    " * level + (head + " " if head else "") + code[opening:].rstrip())
+            open_quote = True
+            continue
+        line = "    " * level + _format_code(code)
+        if comment:
+            line += "  " + comment
+        out.append(line.rstrip())
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _level(levels: list[int], width: int, commit: bool) -> int:
+    """The block depth of a line indented `width` columns (as the parser's indenter counts it)."""
+    if width > levels[-1]:
+        if commit:
+            levels.append(width)
+        return len(levels) - (1 if commit else 0)
+    while len(levels) > 1 and width < levels[-1]:
+        if commit:
+            levels.pop()
+        else:
+            return max(i for i, w in enumerate(levels) if w <= width)
+    return len(levels) - 1
+
+
+def _quote_still_open(text: str, inside: bool) -> bool:
+    for char in text:
+        if inside:
+            inside = char not in ('"', "”")
+        elif char in ('"', "“"):
+            inside = True
+        elif char == "#":
+            break
+    return inside
+
+
+def _unclosed_quote(code: str) -> int | None:
+    """Where a quote opens that this line does not close, or None."""
+    inside, start = False, None
+    for i, char in enumerate(code):
+        if inside:
+            if char in ('"', "”"):
+                inside = False
+        elif char in ('"', "“"):
+            inside, start = True, i
+    return start if inside else None
+
+
+def _split_comment(line: str) -> tuple[str, str]:
+    """The code of a line and its comment (a `#` outside quotes)."""
+    inside = False
+    for i, char in enumerate(line):
+        if inside:
+            inside = char not in ('"', "”")
+        elif char in ('"', "“"):
+            inside = True
+        elif char == "#":
+            return line[:i].rstrip(), line[i:].rstrip()
+    return line, ""
+
+
+def _format_code(code: str) -> str:
+    tokens = _tokens(code)
+    pieces: list[str] = []
+    previous: tuple[str, str] | None = None
+    for kind, value in tokens:
+        if kind == "op" and value == "-" and (previous is None or previous[1] in _UNARY_AFTER):
+            kind = "unary"
+        pieces.append(value if previous is None else _gap(previous, (kind, value)) + value)
+        previous = (kind, value)
+    return "".join(pieces)
+
+
+def _tokens(code: str) -> list[tuple[str, str]]:
+    """The tokens of a line of code, with device and model names and units joined into one token each."""
+    raw = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(code)]
+    joined: list[tuple[str, str]] = []
+    i = 0
+    while i < len(raw):
+        kind, value, start, end = raw[i]
+        if joined and joined[-1][1] in _CATALOG_KEYWORDS and kind != "op":
+            # H100-SXM, llama3.1-8b: everything written without a space is the name
+            while i + 1 < len(raw) and raw[i + 1][2] == end and (raw[i + 1][0] in ("word", "number", "dims")
+                                                                  or raw[i + 1][1] in ("-", ".", "+")):
+                value, end = value + raw[i + 1][1], raw[i + 1][3]
+                i += 1
+            joined.append(("catalog", value))
+        elif kind == "word" and joined and joined[-1][0] == "number":
+            if i + 2 < len(raw) and raw[i + 1][1] == "/" and raw[i + 1][2] == end and raw[i + 2][0] == "word" \
+                    and raw[i + 2][2] == raw[i + 1][3]:
+                value = value + "/" + raw[i + 2][1]
+                i += 2
+            joined.append(("unit", value))
+        elif kind == "op" and value in ("%", "×") and joined and joined[-1][0] == "number":
+            joined.append(("unit", value))
+        else:
+            joined.append((kind, value))
+        i += 1
+    return joined
+
+
+def _gap(previous: tuple[str, str], current: tuple[str, str]) -> str:
+    """The space between two tokens."""
+    (pkind, pvalue), (kind, value) = previous, current
+    if kind == "unit":
+        return "" if value in _ATTACHED_UNITS else " "
+    if value in (",", ")", "]", ":") or pvalue in ("(", "[") or pkind == "unary":
+        return ""
+    if value in _TIGHT or pvalue in _TIGHT or value in _TIGHT_LEFT:
+        return ""
+    if value in ("(", "[") and pkind in ("word", "catalog"):
+        return ""  # a call or a tensor type: exp(x), bf16[4096]
+    return " "
+
+
+# After these, a minus sign is a sign, not a subtraction.
+_UNARY_AFTER = {"(", "[", ",", "=", "==", "<", ">", "<=", ">=", "≤", "≥", "≈", "~", "~=", "±", "+-", "+/-", "+",
+                "-", "*", "/", "^", "is", "with"}
+
+
+def fingerprint(text: str, path: str = "<spec>"):
+    """What a spec says, without where or how it is written: its nodes, minus spans and source text.
+    None when it does not parse (a file that does not parse is not formatted)."""
+    from gpuspec.diagnostics import SpecError
+    from gpuspec.parse import parse
+    from gpuspec.text import SpecText
+
+    try:
+        return _shape(parse(SpecText(path, text)).statements)
+    except (SpecError, RecursionError):
+        return None
+
+
+def _shape(value):
+    import attrs
+
+    if attrs.has(type(value)):
+        return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
+                                              if a.name not in ("span", "text"))
+    if isinstance(value, (list, tuple)):
+        return tuple(_shape(v) for v in value)
+    return value
+
+
+def format_spec(text: str, path: str = "<spec>") -> str:
+    """The formatted text of a .gpu file. FormatError if it does not parse, or if formatting would change it."""
+    before = fingerprint(text, path)
+    if before is None:
+        raise FormatError(f"{path} does not parse; `gpuspec check {path}` shows why")
+    after_text = format_text(text)
+    if fingerprint(after_text, path) != before:
+        raise FormatError(f"formatting {path} would change what it says; it was left as it is")
+    return after_text
+
+
+def format_markdown(document: str, path: str = "<doc>") -> str:
+    """The document with the body of each ```gpu fence formatted (at the fence's indentation)."""
+    from markdown_it import MarkdownIt
+
+    from gpuspec import markdown
+
+    lines = document.split("\n")
+    for token in reversed(MarkdownIt("commonmark").parse(document)):
+        if token.type != "fence" or token.info.split()[:1] != [markdown.FENCE_LANGUAGE] or token.map is None:
+            continue
+        first, end = token.map
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip(" "))]
+        body = token.content[:-1] if token.content.endswith("\n") else token.content
+        if not body.strip():
+            continue
+        formatted = format_spec(body + "\n", f"{path}:{first + 2}").rstrip("\n").split("\n")
+        closing = end - 1 if end - 1 > first and lines[end - 1].strip().startswith(token.markup) else end
+        lines[first + 1:closing] = [indent + line if line else "" for line in formatted]
+    return "\n".join(lines)

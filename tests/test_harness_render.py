@@ -1,0 +1,439 @@
+"""Rendering harness programs: every workload renders to Python that compiles, the kernel code is what the
+expression says, and no text from a spec can become code. Pure rendering: torch is never imported."""
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import re
+
+import jinja2
+import pytest
+
+from gpuspec import codegen, harness
+from gpuspec.codegen import Code, UnsafeValue
+from gpuspec.pipeline import compile_text, load
+from gpuspec.templating import environment
+from gpuspec.text import SpecText
+
+from conftest import ROOT
+
+LESSON = ROOT / "specs" / "gpu-execution.gpu"
+
+
+def program_of(text: str, path: str = "t.gpu"):
+    return compile_text(SpecText(path, text))
+
+
+def plans_of(text: str):
+    found, refused = harness.plans(program_of(text))
+    return found, refused
+
+
+def plan_for(text: str, statement_start: str) -> dict:
+    found, _ = plans_of(text)
+    matching = [p for p in found if p["raw"]["statement"].startswith(statement_start)]
+    assert len(matching) == 1, [p["raw"]["statement"] for p in found]
+    return matching[0]
+
+
+def compiles(source: str, name: str = "harness.py") -> ast.Module:
+    tree = ast.parse(source)
+    compile(source, name, "exec")  # also catches what ast.parse lets through (duplicate arguments, bad nonlocal)
+    return tree
+
+
+def function(tree: ast.Module, name: str) -> ast.FunctionDef:
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    assert len(found) == 1, f"{name} defined {len(found)} times"
+    return found[0]
+
+
+def code_lines(source: str, name: str) -> list[str]:
+    """The lines of the top-level function `name` (with its decorators), comments and blank lines left out."""
+    node = function(ast.parse(source), name)
+    first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+    lines = source.splitlines()[first - 1:node.end_lineno]
+    return [line for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def workloads_table(tree: ast.Module) -> list[tuple]:
+    """WORKLOADS as (key, line, statement, device) literals, read back from the program's AST."""
+    assign = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "WORKLOADS")
+    return [tuple(ast.literal_eval(e) for e in row.elts[:4]) for row in assign.value.elts]
+
+
+def constant(tree: ast.Module, name: str):
+    assign = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name)
+    return ast.literal_eval(assign.value)
+
+
+# --- every workload of the lesson renders ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def lesson():
+    _, program = load(LESSON)
+    found, refused = harness.plans(program)
+    return program, found, refused
+
+
+def test_every_workload_of_the_lesson_has_a_plan_and_none_is_refused(lesson):
+    program, found, refused = lesson
+    assert refused == []
+    assert [p["raw"]["line"] for p in found] == [span.line for span, _, _ in program.workloads]
+    assert {str(p["kind"]) for p in found} == {"elementwise", "stream", "decode"}
+
+
+def test_the_lesson_renders_to_one_program_that_parses_and_compiles(lesson):
+    program, found, refused = lesson
+    source = harness.render(str(LESSON), found, refused)
+    tree = compiles(source)
+    table = workloads_table(tree)
+    assert [(key, line, statement) for key, line, statement, _ in table] == \
+        [(harness.workload_key(text, w), span.line, text) for span, text, w in program.workloads]
+    assert {device for *_, device in table} == {"H100-SXM"}
+    assert constant(tree, "SPEC") == str(LESSON)
+    for plan in found:  # each workload has its measuring function, and the program names it in WORKLOADS
+        function(tree, f"measure_{plan['id']}")
+
+
+@pytest.mark.parametrize("index", range(11))
+def test_each_workload_of_the_lesson_renders_alone(lesson, index):
+    program, found, _ = lesson
+    assert len(found) == 11
+    span, text, _ = program.workloads[index]
+    alone, refused = harness.plans(program, span.line)
+    assert [p["raw"]["statement"] for p in alone] == [text] and refused == []
+    tree = compiles(harness.render(str(LESSON), alone, refused))
+    assert [row[2] for row in workloads_table(tree)] == [text]
+
+
+# --- golden code for small workloads -----------------------------------------------------------------------
+
+SMALL = "device H100-SXM\nx = bf16[4096]\n"
+
+
+def test_fused_x_times_2_plus_1_is_one_kernel_with_one_store_of_the_whole_expression():
+    plan = plan_for(SMALL + "y = x * 2 + 1 fused:\n    1 kernels\n", "y =")
+    source = harness.render("t.gpu", [plan], [])
+    kernel = code_lines(source, f"{plan['id']}_kernel")
+    assert kernel == [
+        "@triton.jit",
+        f"def {plan['id']}_kernel(t_x_ptr, t_x_n, out_ptr, n, BLOCK: tl.constexpr):",
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+        "    mask = offs < n",
+        "    t_x = tl.load(t_x_ptr + offs % t_x_n, mask=mask).to(tl.float32)",
+        "    out = ((t_x * 2.0) + 1.0)",
+        "    tl.store(out_ptr + offs, out.to(out_ptr.dtype.element_ty), mask=mask)",
+    ]
+    assert source.count("tl.store(") == 1
+    # fused: the timed run is the Triton kernel, on a bf16 output as the spec's dtype says
+    run = ast.unparse(function(ast.parse(source), f"{plan['id']}_run"))
+    assert f"run = lambda: {plan['id']}_fused(*inputs, out)" in run
+    assert "poisoned(out_shape, torch.bfloat16)" in run
+    launch = code_lines(source, f"{plan['id']}_fused")[-2]
+    assert "[(triton.cdiv(n, 256),)]" in launch and "BLOCK=256, num_warps=8" in launch
+
+
+def test_eager_emits_one_torch_call_per_operation_and_times_the_torch_version():
+    plan = plan_for(SMALL + "y = gelu(x) * 2 + exp(x) eager:\n    3 kernels\n", "y =")
+    assert str(plan["torch_expr"]) == "((torch.nn.functional.gelu(t_x) * 2.0) + torch.exp(t_x))"
+    assert str(plan["triton_expr"]) == \
+        "((0.5 * (t_x) * (1.0 + tl.erf((t_x) * 0.7071067811865476)) * 2.0) + tl.exp(t_x))"
+    source = harness.render("t.gpu", [plan], [])
+    assert code_lines(source, f"{plan['id']}_eager")[-1] == \
+        "    return ((torch.nn.functional.gelu(t_x) * 2.0) + torch.exp(t_x))"
+    run = ast.unparse(function(ast.parse(source), f"{plan['id']}_run"))
+    assert f"run = lambda: {plan['id']}_eager(*inputs)" in run
+    assert f"{plan['id']}_fused(*inputs, out)" in run  # the Triton kernel is still checked in eager mode
+
+
+def test_a_small_run_shrinks_the_leading_dimensions_and_keeps_the_row():
+    plan = plan_for("device H100-SXM\nx = fp16[4096, 4096]\nb = fp16[4096]\ny = x + b fused:\n    1 kernels\n",
+                    "y =")
+    assert str(plan["out_shape"]) == "(4096, 4096, )" and str(plan["small_out_shape"]) == "(1, 4096, )"
+    assert [str(t["small_shape"]) for t in plan["inputs"]] == ["(1, 4096, )", "(4096, )"]
+    assert str(plan["out_dtype"]) == "torch.float16"
+    assert str(plan["rtol"]) == "0.02"  # half precision is checked at half precision's tolerance
+
+
+def test_functions_of_the_spec_become_the_matching_torch_and_triton_calls():
+    x = "device H100-SXM\nx = fp32[1024]\n"
+    cases = {
+        "exp(x)": ("torch.exp(t_x)", "tl.exp(t_x)"),
+        "log(x)": ("torch.log(t_x)", "tl.log(t_x)"),
+        "sqrt(x)": ("torch.sqrt(t_x)", "tl.sqrt(t_x)"),
+        "relu(x)": ("torch.relu(t_x)", "tl.maximum(t_x, 0.0)"),
+        "sigmoid(x)": ("torch.sigmoid(t_x)", "tl.sigmoid(t_x)"),
+        "x ^ 2": ("((t_x) * (t_x))", "((t_x) * (t_x))"),
+    }
+    for expression, (torch_code, triton_code) in cases.items():
+        plan = plan_for(x + f"y = {expression}:\n    1 kernels\n", "y =")
+        assert (str(plan["torch_expr"]), str(plan["triton_expr"])) == (torch_code, triton_code), expression
+    positive = plan_for(x + "y = log(x) + 1:\n    2 kernels\n", "y =")
+    plain = plan_for(x + "y = exp(x) + 1:\n    2 kernels\n", "y =")
+    assert positive["inputs"][0]["positive"] is True and plain["inputs"][0]["positive"] is False
+
+
+# --- every template renders --------------------------------------------------------------------------------
+
+def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
+    _, found, refused = lesson
+    by_kind = {str(p["kind"]): p for p in found}
+    contexts = {
+        "program.py.jinja": dict(spec=Code("'t.gpu'"), version=Code("'0'"), workloads=found,
+                                 refused=[(Code("'k'"), Code("'why'"))], timing_path=Code("'.'")),
+        "calibrate.py.jinja": dict(version=Code("'0'"), launches=codegen.literal(1000)),
+        "elementwise.py.jinja": dict(w=by_kind["elementwise"]),
+        "stream.py.jinja": dict(w=by_kind["stream"]),
+        "decode.py.jinja": dict(w=by_kind["decode"]),
+    }
+    names = harness.template_names()
+    assert set(names) == set(contexts), "a template this test does not render"
+    for name in names:
+        source = environment().get_template(name).render(**contexts[name])
+        compiles(source, name)
+    calibrate = environment().get_template("calibrate.py.jinja").render(**contexts["calibrate.py.jinja"])
+    assert "LAUNCHES = 1000" in calibrate
+
+
+def test_the_program_of_each_kind_includes_its_template(lesson):
+    _, found, refused = lesson
+    source = harness.render("t.gpu", found, refused)
+    tree = ast.parse(source)
+    stream = next(p for p in found if str(p["kind"]) == "stream")
+    decode = next(p for p in found if str(p["kind"]) == "decode")
+    # a stream renders its kernel's elementwise functions under its own name, then its measuring function
+    function(tree, f"{stream['kernel']['id']}_kernel")
+    assert "TIMER.sample(stream, 'host')" in ast.unparse(function(tree, f"measure_{stream['id']}"))
+    assert "torch.matmul(h, matrix.t())" in ast.unparse(function(tree, f"measure_{decode['id']}"))
+
+
+# --- injection: text from a spec stays text ------------------------------------------------------------------
+
+TRIPLE_SINGLE, TRIPLE_DOUBLE, BACKSLASH = "'" * 3, '"' * 3, "\\"
+HOSTILE = "\n".join([
+    "device os.system from H100-SXM with sms = 66   # \"); os.system('echo pwned'); (\" "
+    + TRIPLE_DOUBLE + " " + BACKSLASH,
+    "\"a sentence over lines, with " + TRIPLE_SINGLE + " and a backslash " + BACKSLASH + " and",
+    "__import__('os').system('echo pwned') and exec('pwned') and eval('pwned')\"",
+    "\u201ccurly, with \"quotes\" and " + TRIPLE_SINGLE + " and " + TRIPLE_DOUBLE + " and os.system('pwned') "
+    + BACKSLASH + "\u201d",
+    "eval = bf16[1024]",
+    "__import__ = fp32[1024]",
+    "system = fp32[1024]",
+    "a_tensor_name_far_too_long_to_become_an_identifier_in_a_generated_program = fp32[16]",
+    "w = eval * 2 + __import__ fused:   # os.system(\"pwned\") " + TRIPLE_SINGLE + " " + TRIPLE_DOUBLE + " "
+    + BACKSLASH + "n",
+    "    \"os.system('pwned') " + BACKSLASH * 2 + "n " + TRIPLE_SINGLE + "\"",
+    "    \u2248 2 \u00b5s",
+    "a_tensor_name_far_too_long_to_become_an_identifier_in_a_generated_program * 2 is \u2248 2 \u00b5s",
+    "system * 3 is \u2248 2 \u00b5s  # \")); os.system('pwned'); ((\" " + TRIPLE_SINGLE,
+    "1000 launches of w is \u2248 5 ms  # " + BACKSLASH + "\"; exec(\"pwned\")",
+    "",
+])
+
+TEMPLATE_NAMES = {
+    "BLOCK", "CUDA", "DEVICE", "FAKE_SECONDS", "GPUSPEC_VERSION", "REFUSED", "SPEC", "TIMER", "Timer", "WORKLOADS",
+    "_", "actual", "atol", "caches", "clocks", "compare", "count", "criterion", "device", "dtype", "end", "error",
+    "expected", "fields", "fn", "got", "gpu", "graph", "h", "handle", "hidden", "host", "info", "inputs", "key",
+    "kv_elements", "l2_bytes", "layer", "layers", "line", "main", "mask", "matrix", "measure", "metrics", "n", "offs",
+    "one", "out", "out_ptr", "out_shape", "parser", "poisoned", "positive", "problem", "props", "provenance",
+    "random_input", "reason", "record", "reference", "report", "result", "results", "rows", "rtol", "run", "sample",
+    "self", "shape", "shapes", "side", "size", "smi", "start", "statement", "step", "stream", "summary", "t", "text",
+    "v", "values", "weights", "worst", "__init__",
+}
+MODULES = {"torch", "triton", "tl", "timing", "math", "json", "os", "sys", "time", "subprocess", "platform",
+           "datetime", "argparse", "args"}
+DANGEROUS_BUILTINS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr",
+                      "breakpoint", "input", "__builtins__", "__loader__", "__spec__", "memoryview"}
+SAFE_BUILTINS = {n for n in dir(builtins) if n not in DANGEROUS_BUILTINS}
+GENERATED = re.compile(r"(measure_)?w_[0-9a-f]{16}(_kernel)?(_kernel|_fused|_eager|_setup|_run)?\Z")
+
+
+def allowed_name(name: str, tensors: set[str]) -> bool:
+    if name in TEMPLATE_NAMES or name in MODULES or name in SAFE_BUILTINS or GENERATED.match(name):
+        return True
+    match = re.fullmatch(r"t_(\w+?)(_ptr|_n)?", name)
+    return bool(match) and any(name in (f"t_{t}", f"t_{t}_ptr", f"t_{t}_n") for t in tensors)
+
+
+def called(node: ast.Call) -> str:
+    return ast.unparse(node.func)
+
+
+def without_strings(tree: ast.Module) -> str:
+    """The program with every string constant emptied: what is left is code, not text."""
+
+    class Empty(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.Constant("") if isinstance(node.value, str) else node
+
+    return ast.unparse(Empty().visit(ast.parse(ast.unparse(tree))))
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("spec") / "evil'''\"\\n.gpu")
+    program = program_of(HOSTILE, path)
+    found, refused = harness.plans(program)
+    source = harness.render(path, found, refused)
+    return path, program, found, refused, source
+
+
+def test_a_hostile_spec_still_yields_plans_for_what_is_measurable(hostile):
+    _, program, found, refused, _ = hostile
+    assert len(program.workloads) == 4
+    assert len(found) == 3 and len(refused) == 1
+    assert "cannot be a name in generated code" in refused[0][1]
+
+
+def test_hostile_text_renders_to_a_program_that_parses_and_compiles(hostile):
+    *_, source = hostile
+    compiles(source)
+
+
+def test_hostile_statements_device_and_path_reach_the_program_only_as_the_same_strings(hostile):
+    path, program, found, refused, source = hostile
+    tree = ast.parse(source)
+    assert constant(tree, "SPEC") == path
+    table = workloads_table(tree)
+    assert [row[2] for row in table] == [p["raw"]["statement"] for p in found]
+    assert any('os.system("pwned")' in row[2] for row in table)  # the comment travels with the statement, as text
+    assert {row[3] for row in table} == {"os.system"}
+    assert constant(tree, "REFUSED") == refused
+
+
+def test_no_hostile_text_survives_outside_string_literals(hostile):
+    *_, source = hostile
+    code = without_strings(ast.parse(source))
+    for marker in ("pwned", "system", "__import__", "exec(", "eval("):
+        assert marker not in code.replace("t___import__", "").replace("t_eval", "").replace("t_system", ""), marker
+
+
+def test_a_hostile_program_calls_nothing_that_runs_text_and_runs_only_nvidia_smi(hostile):
+    *_, source = hostile
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = called(node)
+        assert name not in {"os.system", "os.popen", "eval", "exec", "compile", "__import__"}
+        assert not name.startswith(("os.exec", "os.spawn", "importlib")), name
+        if name.startswith("subprocess."):
+            assert name == "subprocess.run"
+            assert isinstance(node.args[0], ast.List) and ast.literal_eval(node.args[0].elts[0]) == "nvidia-smi"
+
+
+def test_every_name_in_a_hostile_program_is_one_the_templates_or_codegen_made(hostile):
+    _, program, *_, source = hostile
+    tensors = {"eval", "__import__", "system"}
+    tree = ast.parse(source)
+    strays = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.alias):
+            names = [(node.asname or node.name).split(".")[0]]
+        strays.update(n for n in names if not allowed_name(n, tensors))
+    assert strays == set()
+    # and the check has teeth: a name outside the list is caught
+    assert not allowed_name("pwned", tensors) and not allowed_name("eval", tensors)
+    assert not allowed_name("t_pwned", tensors) and allowed_name("t___import___ptr", tensors)
+
+
+# --- codegen refuses what is not safe -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [
+    "class", "lambda", "None", "True", "__import__", "__x", "torch", "tl", "triton", "args", "os", "sys", "out",
+    "mask", "BLOCK", "gpuspec", "1x", "a-b", "a b", "a.b", "x\n", "x;y", "é", "", "a" * 65, 123, None,
+])
+def test_identifier_refuses_keywords_dunders_reserved_and_non_identifiers(name):
+    with pytest.raises(UnsafeValue):
+        codegen.identifier(name)
+
+
+def test_identifier_accepts_a_plain_name_as_code():
+    assert codegen.identifier("t_x") == "t_x" and isinstance(codegen.identifier("t_x"), Code)
+    assert codegen.identifier("a" * 64) == "a" * 64
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, "1", "1; import os", True, False, None, 1j, [1]])
+def test_literal_refuses_non_finite_numbers_strings_and_booleans(value):
+    with pytest.raises(UnsafeValue):
+        codegen.literal(value)
+
+
+def test_literal_writes_numbers_that_read_back_exactly():
+    for value in (0, -3, 10 ** 30, 0.1, 1e-300, -2.5e17, 1 / 3):
+        text = codegen.literal(value)
+        assert isinstance(text, Code) and ast.literal_eval(text) == value and type(ast.literal_eval(text)) is type(value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "torch.float32", "bf16; import os", "fp4", "BF16", "", "__class__"])
+def test_torch_dtype_refuses_unknown_dtypes(dtype):
+    with pytest.raises(UnsafeValue):
+        codegen.torch_dtype(dtype)
+
+
+def test_torch_dtype_names_only_torch_attributes():
+    assert codegen.torch_dtype("bf16") == "torch.bfloat16"
+    assert codegen.torch_dtype("fp8") == "torch.float8_e4m3fn"
+    assert all(re.fullmatch(r"torch\.[a-z0-9_]+", codegen.torch_dtype(d)) for d in codegen.TORCH_DTYPES)
+
+
+@pytest.mark.parametrize("dims", [(0, 4), (4, -1), (2.5,), ("4",)])
+def test_shape_refuses_zero_negative_fractional_and_text_dims(dims):
+    with pytest.raises(UnsafeValue):
+        codegen.shape(dims)
+
+
+@pytest.mark.parametrize("dims", [(math.nan,), (math.inf,), ("4; import os",), (None,)])
+def test_shape_refuses_dims_that_are_not_numbers_as_an_unsafe_value(dims):
+    # harness.plans catches UnsafeValue (and HarnessError) only: a ValueError, OverflowError or TypeError from
+    # int() would escape it as a crash instead of refusing the workload with the reason
+    with pytest.raises(UnsafeValue):
+        codegen.shape(dims)
+
+
+def test_shape_is_a_tuple_literal():
+    assert ast.literal_eval(codegen.shape((4096, 4096))) == (4096, 4096)
+    assert ast.literal_eval(codegen.shape((7,))) == (7,)
+    assert ast.literal_eval(codegen.shape(())) == ()
+
+
+# --- templating: only codegen's output is placed -------------------------------------------------------------
+
+def test_a_plain_string_placed_in_a_template_is_refused():
+    template = environment().from_string("value = {{ v }}\n")
+    with pytest.raises(UnsafeValue):
+        template.render(v="__import__('os').system('pwned')")
+    with pytest.raises(UnsafeValue):
+        template.render(v=3)  # a number must come through codegen.literal too
+    assert template.render(v=Code("1.5")) == "value = 1.5\n"
+    assert template.render(v=True) == "value = True\n"
+
+
+def test_a_plain_string_in_a_plan_fails_the_whole_render():
+    plan = plan_for(SMALL + "y = x * 2 fused:\n    1 kernels\n", "y =")
+    plan["triton_expr"] = "(t_x * 2.0)"  # right text, but not built by codegen
+    with pytest.raises(UnsafeValue):
+        harness.render("t.gpu", [plan], [])
+
+
+def test_a_plan_missing_a_value_is_an_error_not_an_empty_string():
+    plan = plan_for(SMALL + "y = x * 2 fused:\n    1 kernels\n", "y =")
+    harness.render("t.gpu", [plan], [])  # complete, it renders
+    del plan["triton_expr"]
+    with pytest.raises(jinja2.UndefinedError):
+        harness.render("t.gpu", [plan], [])
+
+
+def test_the_program_template_without_a_top_level_value_is_an_error():
+    template = environment().get_template("program.py.jinja")
+    with pytest.raises(jinja2.UndefinedError):
+        template.render(spec=Code("'t.gpu'"), workloads=[], refused=[])  # no version

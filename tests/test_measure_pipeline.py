@@ -1,0 +1,323 @@
+"""The measuring pipeline end to end: measure with the fake timer, save and load results, combine machines,
+calibrate, and the reasons a measured or calibrated claim is skipped. Harness runs are shared per module."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpuspec import calibrate, harness, measure, results
+from gpuspec.cli import main
+from gpuspec.measure import Options
+from gpuspec.pipeline import Sources, load, run_check
+from gpuspec.results import Measurement
+
+H100_GPU = "NVIDIA H100 80GB HBM3"
+H200_GPU = "NVIDIA H200"
+FAKE_SECONDS = 1e-5
+BYTES_MOVED = 2 * 4096 * 4096 * 2  # x*2 on 4096² bf16: read and write 2 bytes per element
+
+SPEC = """\
+device H100-SXM
+x*2 on 4096² bf16 is ≈ 10 µs
+x*2 on 4096² bf16 is ≈ 20 µs
+x*2 on 4096² bf16 is 62 waves
+device.hbm_bandwidth = 3.35 TB/s
+device H200
+x*2 on 4096² bf16 is ≈ 10 µs
+device H100-SXM
+set sources = model, measured
+x*2 on 4096² bf16 is 63 waves started
+"""
+TEN, TWENTY, WAVES, FACT, H200_TEN, WAVES_STARTED = 2, 3, 4, 5, 7, 10  # the claims' lines
+
+
+def fake(gpu: str) -> Options:
+    return Options(device="cpu", small=True, fake_timer=True, fake_gpu=gpu)
+
+
+def table(report) -> dict[tuple[int, str], object]:
+    """Verdicts by (line, source); a line holds one claim in these specs."""
+    found = {}
+    for v in report.verdicts:
+        assert (v.claim.span.line, v.source) not in found
+        found[(v.claim.span.line, v.source)] = v
+    return found
+
+
+def sources_of(report, line: int) -> list[str]:
+    return [v.source for v in report.verdicts if v.claim.span.line == line]
+
+
+def fields(m: Measurement) -> tuple:
+    return (m.key, m.spec, m.line, m.statement, m.status, m.reason, m.metrics, m.provenance)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("pipeline")
+
+
+@pytest.fixture(scope="module")
+def spec(folder):
+    path = folder / "claims.gpu"
+    path.write_text(SPEC, encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def h100(folder, spec):
+    """The spec measured with the fake timer on a fake H100, its results saved."""
+    saved = str(folder / "h100.json")
+    return run_check([spec], Sources(measure=fake(H100_GPU), save_results=saved)), saved
+
+
+@pytest.fixture(scope="module")
+def h200(folder, spec):
+    saved = str(folder / "h200.json")
+    return run_check([spec], Sources(measure=fake(H200_GPU), save_results=saved)), saved
+
+
+# --- measured verdicts --------------------------------------------------------------------------------------
+
+def test_measured_fake_time_passes_the_claim_the_model_fails_and_the_other_way_round(h100):
+    report, _ = h100
+    verdicts = table(report)
+    assert not report.diagnostics
+    assert (verdicts[(TEN, "model")].status, verdicts[(TEN, "measured")].status) == ("fail", "pass")
+    assert (verdicts[(TWENTY, "model")].status, verdicts[(TWENTY, "measured")].status) == ("pass", "fail")
+    assert verdicts[(TEN, "model")].actual.number == pytest.approx(20.03e-6, rel=1e-3)
+
+
+def test_measured_values_are_the_fake_times(h100):
+    report, _ = h100
+    verdicts = table(report)
+    for line in (TEN, TWENTY):
+        assert verdicts[(line, "measured")].actual.number == FAKE_SECONDS
+        assert "median of 3 samples" in verdicts[(line, "measured")].actual.note
+        assert H100_GPU in verdicts[(line, "measured")].actual.note
+
+
+def test_claims_on_metrics_no_harness_measures_get_only_the_model(h100):
+    report, _ = h100
+    assert sources_of(report, WAVES) == ["model"]
+    assert sources_of(report, FACT) == ["model"]  # a device fact is calibrated, never measured
+
+
+def test_a_file_that_names_the_measured_source_gets_a_skip_naming_the_metric(h100):
+    report, _ = h100
+    verdicts = table(report)
+    assert sources_of(report, WAVES_STARTED) == ["model", "measured"]
+    skipped = verdicts[(WAVES_STARTED, "measured")]
+    assert skipped.status == "skip" and skipped.actual is None
+    assert "`waves_started` is not measured" in skipped.reason and "(measured: time)" in skipped.reason
+
+
+def test_a_measurement_from_another_gpu_is_not_compared_and_shows_the_models_prediction_there(h200):
+    report, _ = h200
+    verdicts = table(report)
+    for line in (TEN, TWENTY):
+        skipped = verdicts[(line, "measured")]
+        assert skipped.status == "skip" and skipped.actual is None
+        assert skipped.reason.startswith(f"measured on {H200_GPU}, not H100-SXM")
+        # the same workload on an H200, as the model predicts it (the H200 claim's model verdict)
+        on_h200 = verdicts[(H200_TEN, "model")].actual.format()
+        assert on_h200 == "14.0 µs"
+        assert f"10.0 µs measured, where the model predicts {on_h200} on H200" in skipped.reason
+    assert verdicts[(H200_TEN, "measured")].status == "pass"  # the H200 claim is compared with the H200 run
+
+
+# --- results files -----------------------------------------------------------------------------------------
+
+def test_saved_results_hold_every_workload_with_its_provenance(h100, spec):
+    _, saved = h100
+    found = results.load(saved)
+    _, program = load(spec)
+    plans, _ = harness.plans(program)
+    assert [m.key for m in found] == [p["raw"]["key"] for p in plans]
+    assert all(m.status == "ok" and m.spec == spec for m in found)
+    assert all(m.metrics["time"]["median"] == FAKE_SECONDS for m in found)
+    assert {m.gpu for m in found} == {H100_GPU}
+    assert found[0].provenance["fake_timer"] is True and found[0].provenance["interpreter"] is True
+
+
+def test_loading_saved_results_gives_back_every_field(h100, tmp_path):
+    _, saved = h100
+    first = results.load(saved)
+    results.save(tmp_path / "again.json", first)
+    again = results.load(tmp_path / "again.json")
+    assert [fields(m) for m in again] == [fields(m) for m in first]
+
+
+def test_save_then_load_keeps_wrong_and_failed_measurements_from_several_machines(tmp_path):
+    one = {"gpu": H100_GPU, "date": "2025-01-01T00:00:00+00:00", "host": "a"}
+    two = {"gpu": H200_GPU, "date": "2025-01-02T00:00:00+00:00", "host": "b"}
+    summary = {"median": 2e-5, "p10": 1e-5, "p90": 3e-5, "samples": 9}
+    written = [
+        Measurement("k1", "a.gpu", 3, "y = x * 2:  # “quoted” µs", "ok", None, {"time": summary}, one),
+        Measurement("k2", "a.gpu", 5, "z = exp(x)", "wrong", "result differs from the float32 reference", {}, one),
+        Measurement("k3", "a.gpu", 7, "w = x / 0", "error", "the harness crashed: boom", {}, one),
+        Measurement("k1", "a.gpu", 3, "y = x * 2:  # “quoted” µs", "ok", None, {"time": summary}, two),
+        Measurement("k4", "b.gpu", 1, "v * 2", "ok", None, {"time": summary, "busy_time": summary}, two),
+    ]
+    results.save(tmp_path / "r.json", written)
+    assert [fields(m) for m in results.load(tmp_path / "r.json")] == [fields(m) for m in written]
+    assert [len(ms) for ms in results.by_key(written).values()] == [2, 1, 1, 1]
+
+
+def test_checking_against_saved_results_alone_gives_the_same_measured_verdicts(h100, spec, monkeypatch):
+    report, saved = h100
+
+    def no_measuring(*args, **kwargs):
+        raise AssertionError("--results alone must not measure")
+
+    monkeypatch.setattr(measure, "run", no_measuring)
+    monkeypatch.setattr(measure, "availability", no_measuring)
+    again = run_check([spec], Sources(results=(saved,)))
+    assert not again.diagnostics
+
+    def measured(r):
+        return [(v.claim.span.line, v.status, v.actual.number if v.actual else None, v.reason)
+                for v in r.verdicts if v.source == "measured"]
+
+    assert measured(again) == measured(report)
+    assert len(measured(again)) == 4
+
+
+@pytest.mark.parametrize("order", [("h100", "h200"), ("h200", "h100")])
+def test_results_from_two_machines_combine_each_claim_using_its_own_gpu(h100, h200, spec, order):
+    files = {"h100": h100[1], "h200": h200[1]}
+    verdicts = table(run_check([spec], Sources(results=tuple(files[name] for name in order))))
+    assert verdicts[(TEN, "measured")].status == "pass", verdicts[(TEN, "measured")].reason
+    assert verdicts[(TWENTY, "measured")].status == "fail", verdicts[(TWENTY, "measured")].reason
+    assert verdicts[(H200_TEN, "measured")].status == "pass", verdicts[(H200_TEN, "measured")].reason
+    assert H200_GPU in verdicts[(H200_TEN, "measured")].actual.note
+
+
+def test_results_option_given_before_the_spec_path_still_checks_the_spec(h100, spec, capsys):
+    _, saved = h100
+    try:
+        code = main(["check", "--format", "json", "--results", saved, spec])
+    except SystemExit as error:  # argparse gave every argument after --results to --results
+        code = error.code
+    out = capsys.readouterr()
+    assert code == 1, out.err
+    assert any(r["source"] == "measured" for r in json.loads(out.out)["results"])
+
+
+def test_saving_results_without_measuring_is_a_usage_error(spec, tmp_path, capsys):
+    assert main(["check", spec, "--save-results", str(tmp_path / "r.json")]) == 2
+    assert "--save-results saves what --measure measures" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+# --- without a GPU ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_cuda(monkeypatch, tmp_path):
+    """A spec whose model claim holds, on a machine where CUDA sees no device."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    path = tmp_path / "gpu.gpu"
+    path.write_text("device H100-SXM\nx*2 on 4096² bf16 is ≈ 20 µs\n", encoding="utf-8")
+    return str(path)
+
+
+def test_measuring_without_a_cuda_device_skips_measured_claims_with_the_reason(no_cuda):
+    report = run_check([no_cuda], Sources(measure=Options(device="cuda")))
+    verdicts = table(report)
+    assert verdicts[(2, "model")].status == "pass"
+    assert verdicts[(2, "measured")].status == "skip"
+    assert "no CUDA device" in verdicts[(2, "measured")].reason
+    assert report.exit_code == 0
+
+
+def test_require_measure_turns_a_claim_that_cannot_be_measured_into_a_failure(no_cuda, capsys):
+    assert main(["check", no_cuda, "--measure", "--require-measure"]) == 1
+    out = capsys.readouterr().out
+    assert "no CUDA device" in out and "1 passed, 1 failed" in out
+
+
+# --- calibration -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def profile(folder):
+    path = str(folder / "profile.json")
+    code = main(["calibrate", "--out", path, "--harness-device", "cpu", "--small", "--fake-timer",
+                 "--fake-gpu", H100_GPU])
+    assert code == 0
+    return path
+
+
+def test_calibrate_writes_a_profile_of_the_six_ceilings(profile):
+    loaded = calibrate.load(profile)
+    assert set(loaded.facts) == set(calibrate.FACTS) and len(calibrate.FACTS) == 6
+    assert loaded.gpu == H100_GPU and loaded.device_name() == "H100-SXM"
+    # with the fake timer every sample is 10 µs: a 1 MiB copy reads and writes 2 MiB in that time
+    assert loaded.facts["hbm_bandwidth"] == pytest.approx(2 * (1 << 20) / FAKE_SECONDS)
+    assert loaded.facts["launch_cost"] == pytest.approx(FAKE_SECONDS / 10)  # 10 launches per small sample
+    assert loaded.facts["tensor_bf16"] == pytest.approx(2 * 64 ** 3 / FAKE_SECONDS)
+    assert all(value > 0 for value in loaded.facts.values())
+
+
+def test_a_profile_adds_calibrated_verdicts_that_use_its_ceilings(profile, spec):
+    bandwidth = calibrate.load(profile).facts["hbm_bandwidth"]
+    report = run_check([spec], Sources(profile=profile))
+    verdicts = table(report)
+    time = verdicts[(TEN, "calibrated")].actual
+    assert time.number == pytest.approx(BYTES_MOVED / bandwidth)  # t_mem = bytes / measured bandwidth
+    assert verdicts[(TEN, "calibrated")].status == "fail"
+    fact = verdicts[(FACT, "calibrated")]
+    assert fact.actual.number == pytest.approx(bandwidth) and fact.status == "fail"
+    assert sources_of(report, WAVES) == ["model"]  # waves depend on no ceiling a profile measures
+
+
+def test_a_profile_of_another_gpu_skips_with_the_reason(profile, spec, tmp_path):
+    report = run_check([spec], Sources(profile=profile))
+    skipped = table(report)[(H200_TEN, "calibrated")]
+    assert skipped.status == "skip" and skipped.reason == f"the profile was measured on {H100_GPU}, not H200"
+    other = tmp_path / "h200-profile.json"
+    calibrate.save(other, {"provenance": {"gpu": H200_GPU}, "facts": {"hbm_bandwidth": 4e12}})
+    verdicts = table(run_check([spec], Sources(profile=str(other))))
+    assert verdicts[(TEN, "calibrated")].reason == f"the profile was measured on {H200_GPU}, not H100-SXM"
+    assert verdicts[(H200_TEN, "calibrated")].actual.number == pytest.approx(BYTES_MOVED / 4e12)
+
+
+@pytest.mark.parametrize("option, text", [
+    ("--profile", "not json"),
+    ("--profile", json.dumps({"version": 1, "facts": {"hbm_bandwidth": -1}})),
+    ("--profile", json.dumps({"version": 1, "facts": {"sms": 132}})),
+    ("--results", "not json"),
+    ("--results", json.dumps({"version": 1, "runs": [{"spec": "x", "provenance": {}, "measurements": [{}]}]})),
+    ("--results", json.dumps({"version": 7, "runs": []})),
+])
+def test_a_malformed_profile_or_results_file_is_invalid_input_naming_the_file(spec, tmp_path, capsys, option, text):
+    bad = tmp_path / "bad file.json"
+    bad.write_text(text, encoding="utf-8")
+    assert main(["check", spec, option, str(bad)]) == 2
+    out = capsys.readouterr().out
+    assert f"{bad}:1:1: error[bad-{option[2:]}]" in out
+
+
+def test_a_missing_profile_is_invalid_input_naming_the_file(spec, tmp_path, capsys):
+    assert main(["check", spec, "--profile", str(tmp_path / "nowhere.json")]) == 2
+    assert f"cannot read {tmp_path / 'nowhere.json'}" in capsys.readouterr().out
+
+
+# --- the check path stays light ----------------------------------------------------------------------------
+
+def test_checking_with_results_and_a_profile_imports_neither_torch_nor_triton(h100, profile, spec):
+    _, saved = h100
+    code = ("import contextlib, io, json, sys\n"
+            "from gpuspec.cli import main\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    code = main(['check', '--format', 'json', {spec!r}, '--profile', {profile!r}, '--results', {saved!r}])\n"
+            "sources = sorted({r['source'] for r in json.loads(out.getvalue())['results']})\n"
+            "print(json.dumps([code, sources, sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton'))]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    code, sources, heavy = json.loads(done.stdout)
+    assert code == 1 and sources == ["calibrated", "measured", "model"]
+    assert heavy == []
