@@ -43,8 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     measuring.add_argument("--require-measure", action="store_true",
                            help="a measured claim that cannot be measured fails instead of being skipped")
     measuring.add_argument("--save-results", metavar="FILE", help="save what --measure measured, with provenance")
-    measuring.add_argument("--results", metavar="FILE", nargs="+", default=[],
-                           help="check against saved results (from any machine)")
+    measuring.add_argument("--results", metavar="FILE", action="append", default=[],
+                           help="check against saved results, from any machine (repeat for several files)")
     measuring.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
     _harness_options(measuring)
     check.set_defaults(run=_check)

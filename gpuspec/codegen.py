@@ -14,7 +14,7 @@ TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "tf32": "float32", "fp16":
                 "fp8": "float8_e4m3fn", "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8",
                 "uint8": "uint8", "bool": "bool"}
 _RESERVED = {"torch", "triton", "tl", "math", "json", "os", "sys", "time", "args", "ctx", "main", "out", "offs",
-             "mask", "pid", "n", "BLOCK", "gpuspec"}
+             "mask", "pid", "n", "BLOCK", "gpuspec", "out_ptr"}
 
 
 class UnsafeValue(ValueError):
@@ -52,11 +52,13 @@ def torch_dtype(dtype: str) -> Code:
 
 def shape(dims) -> Code:
     """A shape as a tuple literal of positive whole numbers."""
+    if any(isinstance(d, bool) for d in dims):
+        raise UnsafeValue(f"{dims!r} is not a shape")
     try:
         sizes = [int(d) for d in dims]
     except (TypeError, ValueError, OverflowError):
         raise UnsafeValue(f"{dims!r} is not a shape") from None
-    if any(isinstance(d, bool) or d < 1 or d != dim for d, dim in zip(sizes, dims)):
+    if any(d < 1 or d != dim for d, dim in zip(sizes, dims)):
         raise UnsafeValue(f"{dims!r} is not a shape")
     return Code("(" + "".join(f"{d}, " for d in sizes) + ")")
 
@@ -110,6 +112,10 @@ def _emit(node: Node, names: dict[Tensor, Code], which: int) -> str:
         if isinstance(exponent, Scalar) and float(exponent.value).is_integer() and 0 < exponent.value <= 8:
             return "(" + " * ".join([f"({args[0]})"] * int(exponent.value)) + ")"
         return f"torch.pow({args[0]}, {args[1]})" if which == 0 else f"tl.exp(tl.log({args[0]}) * ({args[1]}))"
+    if node.op in ("maximum", "minimum") and which == 0 and any(isinstance(a, Scalar) for a in node.args):
+        # torch.maximum takes two tensors; against a constant, PyTorch clamps
+        tensor, constant = (args[1], args[0]) if isinstance(node.args[0], Scalar) else (args[0], args[1])
+        return f"torch.clamp({tensor}, {'min' if node.op == 'maximum' else 'max'}={constant})"
     if node.op not in _FUNCTIONS:
         raise UnsafeValue(f"no harness for the operation {node.op!r}")
     return _FUNCTIONS[node.op][which].format(*args)

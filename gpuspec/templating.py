@@ -11,6 +11,8 @@ from gpuspec.resources import data_dir
 
 def _code(value) -> str:
     """The filter every placed value goes through: Code from gpuspec.codegen, booleans, or nothing else."""
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # StrictUndefined: raises UndefinedError naming what is missing
     if isinstance(value, bool):
         return repr(value)
     if isinstance(value, Code):

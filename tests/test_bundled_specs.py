@@ -1,7 +1,5 @@
 """gpuspec checks its own numbers: the bundled specs and the README's language example hold."""
-import re
-
-from gpuspec.pipeline import check_text, run_check
+from gpuspec.pipeline import run_check
 
 
 def test_bundled_specs_pass(root):
@@ -18,10 +16,10 @@ def test_lesson_spec_quotes_the_sentences_it_checks(root):
     assert len(quoted) >= len(report.verdicts) // 2
 
 
-def test_readme_language_example_checks(root):
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The language by example", 1)[1]
-    example = re.search(r"```\n(.*?)```", section, re.S).group(1)
-    report = check_text(example, "README.md")
+def test_readme_gpu_blocks_check(root):
+    report = run_check([str(root / "README.md")])
     assert not report.diagnostics, [f"{d.span}: {d.message}" for d in report.diagnostics]
-    assert report.count("fail") == 0 and report.count("pass") > 20
+    assert report.count("fail") == 0 and report.count("pass") > 30
+    # the language example is among them: its decode step and stream claims were checked
+    assert any(v.claim.metric == "launch_time" for v in report.verdicts)
+    assert any(v.claim.metric == "utilization" for v in report.verdicts)

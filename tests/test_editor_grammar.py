@@ -156,7 +156,7 @@ def test_every_regex_of_the_grammar_compiles_in_python_unchanged():
 def test_every_regex_of_the_injection_grammar_compiles_after_translation():
     found = list(_regexes(INJECTION))
     assert {key for _, key, _ in found} == {"begin", "end", "while"}
-    for where, key, pattern in found:
+    for _, key, pattern in found:
         groups = ("", "", "", "```") if key in ("end", "while") else ()
         re.compile(_translate(pattern, groups))
 
@@ -230,8 +230,12 @@ def lark_keywords() -> set[str]:
 
 
 LARK_KEYWORDS = sorted(lark_keywords())
-# The Lark grammar's X terminal, "x", is the `x` of a shape (`4096 x 4096`); anywhere else `x` is a name.
-SHAPE_WORDS = {"x"}
+# Two one-letter keywords are keywords only in their place; anywhere else they are names (`a = bf16[4096]`,
+# `y = x * 2`). They are checked in a line that puts them there: the word's characters get the scope.
+IN_CONTEXT = {
+    "a": ("1000 launches of y as a CUDA graph", "as ", "keyword.other"),
+    "x": ("x*2 on 4096 x 4096 bf16", "4096", "keyword.operator.shape"),  # the Lark grammar's X terminal
+}
 
 
 def _keyword_regexes() -> list[re.Pattern]:
@@ -247,11 +251,15 @@ def test_the_keyword_list_is_read_from_the_lark_grammar():
     assert not {"memory", "bound", "NAME", "UNIT"} & set(LARK_KEYWORDS)
 
 
-@pytest.mark.parametrize("word", [w for w in LARK_KEYWORDS if w not in SHAPE_WORDS])
+@pytest.mark.parametrize("word", LARK_KEYWORDS)
 def test_every_keyword_of_the_lark_grammar_is_a_keyword_of_the_textmate_grammar(word):
-    regexes = _keyword_regexes()
-    assert any((m := rx.search(word)) and m.group() == word for rx in regexes), word
-    assert all(rx.match(word) for rx in regexes if rx.match(word)), word
+    if word in IN_CONTEXT:
+        text, after, scope = IN_CONTEXT[word]
+        (line,) = MiniTextMate(GRAMMAR).tokenize(text)
+        assert all(_has(s, scope) for s in _piece(line, word, after)), (word, line.text)
+        return
+    # The word alone on a line is matched, whole, by one of the keyword rules.
+    assert any((m := rx.search(word)) and m.group() == word for rx in _keyword_regexes()), word
 
 
 def test_the_x_of_a_shape_is_an_operator_and_elsewhere_a_name():
@@ -264,9 +272,12 @@ def test_the_x_of_a_shape_is_an_operator_and_elsewhere_a_name():
 
 
 def test_keywords_that_are_plainly_names_are_names():
-    lines = MiniTextMate(GRAMMAR).tokenize("a = bf16[4096]\nb = a * 2 + a\n1000 launches of b as a CUDA graph\n")
+    lines = MiniTextMate(GRAMMAR).tokenize("a = bf16[4096]\nb = a * 2 + a\n1000 launches of b as a CUDA graph\n"
+                                           "    threads = 16,777,216\n")
     assert _has(_piece(lines[0], "a")[0], "entity.name.variable")
     assert not _has(_piece(lines[1], "a")[0], "keyword")
+    assert not _has(_piece(lines[1], "a", after="+")[0], "keyword")
+    assert _has(_piece(lines[3], "threads")[0], "support.variable.metric")
     for word in ("as", "a", "CUDA", "graph", "of"):
         assert _has(_piece(lines[2], word, after="of b" if word != "of" else "")[0], "keyword"), word
 
@@ -279,7 +290,12 @@ def _module(path: str) -> ast.Module:
 
 def _assigned(module: ast.Module, name: str) -> ast.expr:
     for node in module.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return node.value
     raise AssertionError(f"{name} not found")
@@ -401,7 +417,7 @@ def test_statements(spec):
              ("layer", "keyword.other"), ("eager", "keyword.other"), (":", "punctuation.section.block.begin")])
     _expect(_line(spec, "graphed = decode llama3-8b, batch 1, 15 kernels per layer as a CUDA graph:"),
             [("as", "keyword.other"), ("a", "keyword.other", "as "), ("CUDA", "keyword.other"),
-             ("graph", "keyword.other")])
+             ("graph", "keyword.other", "CUDA ")])
     _expect(_line(spec, "tiny = 1000 launches of small:"),
             [("1000", "constant.numeric"), ("launches", "keyword.other"), ("of", "keyword.other")])
     tokens = MiniTextMate(GRAMMAR).tokenize("model deep from llama3-8b with layers = 64\n")
@@ -421,7 +437,8 @@ def test_claims(spec):
     _expect(_line(spec, "y.t_mem ≈ 20 µs"),
             [("y", "variable.other.object"), ("t_mem", "support.variable.metric")])
     _expect(_line(spec, "    waves = 62.06"),
-            [("waves", "support.variable.metric"), ("=", "keyword.operator.comparison"), ("62.06", "constant.numeric")])
+            [("waves", "support.variable.metric"), ("=", "keyword.operator.comparison"),
+             ("62.06", "constant.numeric")])
     _expect(_line(spec, "    overhead-bound"), [("overhead-bound", "constant.language.bound")])
     _expect(_line(spec, "y.bytes_read ≤ 33.6 MB"), [("≤", "keyword.operator.comparison"), ("MB", "keyword.other.unit")])
     _expect(_line(spec, "y is 16.8M elements, 33.6 MB read, 33.6 MB written, 67 MB moved, ≈ 33.5 MB read"),
@@ -451,15 +468,17 @@ def test_every_comparator_and_ascii_spelling():
         assert _has(_piece(line, "300")[0], "constant.numeric")
 
 
-def _readme_example() -> str:
+def _readme_examples() -> str:
+    """The README's ```gpu blocks, one after another."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The language by example", 1)[1]
-    return section.split("```", 2)[1].removeprefix("\n")
+    blocks = re.findall(r"^```gpu[ \t]*\n(.*?)^```[ \t]*$", readme, re.M | re.S)
+    assert blocks, "README.md has no ```gpu block"
+    return "".join(blocks)
 
 
 @pytest.mark.parametrize("name", ["README.md"] + sorted(p.name for p in (ROOT / "specs").glob("*.gpu")))
 def test_every_character_of_the_bundled_examples_gets_a_scope(name):
-    text = _readme_example() if name == "README.md" else (ROOT / "specs" / name).read_text(encoding="utf-8")
+    text = _readme_examples() if name == "README.md" else (ROOT / "specs" / name).read_text(encoding="utf-8")
     tokenizer = MiniTextMate(GRAMMAR)
     lines = tokenizer.tokenize(text)
     assert not tokenizer.stack, "a string or statement is still open at the end"
@@ -473,7 +492,9 @@ def test_every_character_of_the_bundled_examples_gets_a_scope(name):
 class MiniTextMate:
     """At each position, the first rule (in the grammar's order) that matches there wins; an open begin/end
     rule's `end` is tried before its patterns; a `while` rule is checked at the start of each later line.
-    Returns, for each line, the list of scopes of each character (the grammar's own scope first)."""
+    Like vscode-textmate, each line is matched with its newline, and rules are tried once more at its very end
+    (where the Markdown fence idiom opens its `while` rule). Returns, for each line, the scopes of each
+    character (the grammar's own scope first)."""
 
     def __init__(self, grammar: dict, externals: list[dict] = ()):
         self.grammar = grammar
@@ -538,7 +559,7 @@ class MiniTextMate:
                         break
                     pos = m.end()
             stalled = 0
-            while pos < len(src) and stalled < 50:
+            while pos <= len(src) and stalled < 50:  # like vscode-textmate, once more at the very end
                 frame = self.stack[-1] if self.stack else None
                 rule_list = self._rules(frame["rule"].get("patterns", []), frame["grammar"]) if frame else \
                     self._rules(self.grammar["patterns"], self.grammar)

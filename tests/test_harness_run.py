@@ -15,26 +15,24 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from gpuspec import __version__, harness, measure, results
 from gpuspec.codegen import Code
 from gpuspec.pipeline import compile_text, load
 from gpuspec.text import SpecText
 
-from conftest import ROOT
-
 LESSON = ROOT / "specs" / "gpu-execution.gpu"
 FAKE_SECONDS = 1e-5
 METRICS = {"elementwise": {"time"}, "stream": {"time"}, "decode": {"step_time"}}  # what a CPU run measures
 
 
-def run_program(source: str, folder, *extra: str, env_update: dict | None = None) -> dict:
+def run_program(source: str, folder) -> dict:
     script, output = folder / "harness.py", folder / "report.json"
     script.write_text(source, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "GPUSPEC_FAKE_GPU"}
-    env.update(env_update or {})
     done = subprocess.run([sys.executable, str(script), "--device", "cpu", "--small", "--fake-timer", "--output",
-                           str(output), *extra], capture_output=True, text=True, timeout=300, env=env)
+                           str(output)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(output.read_text(encoding="utf-8"))
 
@@ -277,10 +275,12 @@ def test_a_python_that_cannot_start_fails_every_workload(small, tmp_path):
 def test_the_harness_is_given_the_options_it_was_asked_for(small, tmp_path):
     program, expected = small
     argv_file = tmp_path / "argv.json"
-    body = (f"import json, os\njson.dump([sys.argv[1:], os.environ.get('GPUSPEC_FAKE_GPU')], open({str(argv_file)!r}, 'w'))"
-            "\nsys.exit(1)")
+    body = ("import json, os\n"
+            f"json.dump([sys.argv[1:], os.environ.get('GPUSPEC_FAKE_GPU')], open({str(argv_file)!r}, 'w'))\n"
+            "sys.exit(1)")
     python = fake_python(tmp_path, "spy", body)
-    options = measure.Options(device="cpu", budget=0.5, small=True, fake_timer=True, fake_gpu="NVIDIA H100", python=python)
+    options = measure.Options(device="cpu", budget=0.5, small=True, fake_timer=True, fake_gpu="NVIDIA H100",
+                              python=python)
     measure.run("small.gpu", program, options, commit="abc123")
     argv, fake_gpu = json.loads(argv_file.read_text())
     assert argv[0].endswith("harness.py")

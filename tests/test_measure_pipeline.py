@@ -313,13 +313,15 @@ def test_a_missing_profile_is_invalid_input_naming_the_file(spec, tmp_path, caps
 
 def test_checking_with_results_and_a_profile_imports_neither_torch_nor_triton(h100, profile, spec):
     _, saved = h100
+    argv = ["check", "--format", "json", spec, "--profile", profile, "--results", saved]
     code = ("import contextlib, io, json, sys\n"
             "from gpuspec.cli import main\n"
             "out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
-            f"    code = main(['check', '--format', 'json', {spec!r}, '--profile', {profile!r}, '--results', {saved!r}])\n"
+            f"    code = main({argv!r})\n"
             "sources = sorted({r['source'] for r in json.loads(out.getvalue())['results']})\n"
-            "print(json.dumps([code, sources, sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton'))]))\n")
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton'))\n"
+            "print(json.dumps([code, sources, heavy]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     code, sources, heavy = json.loads(done.stdout)
