@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpuspec import devices
 from gpuspec.devices import Device, Fact
-from gpuspec.files import write_atomically
+from gpuspec.files import read_json, write_atomically
 
 VERSION = 1
 # What a profile measures, and the device fact each one replaces.
@@ -61,12 +61,8 @@ def _squeeze(name: str) -> str:
 
 
 def load(path: str | Path) -> Profile:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise ProfileError(f"cannot read {path}: {error}") from None
-    except json.JSONDecodeError as error:
-        raise ProfileError(f"{path} is not JSON (line {error.lineno}): {error.msg}") from None
+    """The profile in a file. ProfileError (with the reason) if it is not one."""
+    data = read_json(path, ProfileError)
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("facts"), dict):
         raise ProfileError(f"{path} is not a gpuspec profile of version {VERSION}")
     facts = {}

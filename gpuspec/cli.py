@@ -194,67 +194,48 @@ def _harness(args) -> int:
 
 
 def _explain(args) -> int:
-    from gpuspec import devices
+    from gpuspec import devices, models
     from gpuspec.pipeline import explain
     from gpuspec.report import explain as explain_report
-    from gpuspec.report import text as text_report
 
-    path, line = args.target, None
-    head, _, tail = args.target.rpartition(":")
-    if head and tail.isdigit():
-        path, line = head, int(tail)
+    path, line = _split_target(args.target)
     try:
         explanations = explain(path, line)
     except SpecError as error:
-        texts = {}
-        try:
-            texts[path] = open(path, encoding="utf-8", errors="replace").read()
-        except OSError:
-            pass
-        for diagnostic in error.diagnostics:
-            print("\n".join(text_report.error(diagnostic, texts)), file=sys.stderr)
-        return EXIT_INVALID
-    from gpuspec import models
-
+        return _print_errors(error, path)
     sys.stdout.write(explain_report.render(explanations, {**devices.references(), **models.references()}))
     return EXIT_OK
 
 
 def _devices(args) -> int:
     from gpuspec import devices
-    from gpuspec.diagnostics import did_you_mean
-    from gpuspec.report import devices as devices_report
+    from gpuspec.report import catalog as printer
 
-    if args.name is None:
-        sys.stdout.write(devices_report.listing(devices.catalog()))
-        return EXIT_OK
-    device = devices.lookup(args.name)
-    if device is None:
-        from gpuspec.report.text import error
-        hint = did_you_mean(args.name, devices.known_names())
-        print("\n".join(error(Diagnostic("unknown-device", f"unknown device `{args.name}`", None, hint), {})),
-              file=sys.stderr)
-        return EXIT_INVALID
-    sys.stdout.write(devices_report.detail(device, devices.references()))
-    return EXIT_OK
+    return _catalog(args.name, devices, "device", printer.listing, printer.detail)
 
 
 def _models(args) -> int:
     from gpuspec import models
-    from gpuspec.diagnostics import did_you_mean
-    from gpuspec.report import devices as catalog_report
+    from gpuspec.report import catalog as printer
 
-    if args.name is None:
-        sys.stdout.write(catalog_report.model_listing(models.catalog()))
+    return _catalog(args.name, models, "model", printer.model_listing, printer.model_detail)
+
+
+def _catalog(name: str | None, catalog, kind: str, listing, detail) -> int:
+    """`gpuspec devices` and `gpuspec models`: the whole catalog, or one entry with every fact and source."""
+    from gpuspec.diagnostics import did_you_mean
+    from gpuspec.report.text import error
+
+    if name is None:
+        sys.stdout.write(listing(catalog.catalog()))
         return EXIT_OK
-    model = models.lookup(args.name)
-    if model is None:
-        from gpuspec.report.text import error
-        hint = did_you_mean(args.name, models.known_names())
-        print("\n".join(error(Diagnostic("unknown-model", f"unknown model `{args.name}`", None, hint), {})),
+    entry = catalog.lookup(name)
+    if entry is None:
+        hint = did_you_mean(name, catalog.known_names())
+        print("\n".join(error(Diagnostic(f"unknown-{kind}", f"unknown {kind} `{name}`", None, hint), {})),
               file=sys.stderr)
         return EXIT_INVALID
-    sys.stdout.write(catalog_report.model_detail(model, models.references()))
+    sys.stdout.write(detail(entry, catalog.references()))
     return EXIT_OK
 
 

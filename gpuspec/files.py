@@ -1,7 +1,8 @@
-"""Writing files so that an interruption never leaves half a file: write a temporary file beside the target,
-flush it to disk, then rename it over the target in one step."""
+"""Files gpuspec writes and reads back: written so that an interruption never leaves half a file (a temporary
+file beside the target, flushed, then renamed over it in one step), and JSON read with errors in words."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
@@ -38,3 +39,13 @@ def write_atomically(path: str | Path, text: str) -> None:
         if isinstance(error, OSError):
             raise WriteError(f"cannot write {target}: {error.strerror or error}; it was not changed") from None
         raise
+
+
+def read_json(path: str | Path, error: type[Exception]):
+    """The JSON in the file at `path`; `error` (with the file and the reason) if it cannot be read or parsed."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as problem:
+        raise error(f"cannot read {path}: {problem}") from None
+    except json.JSONDecodeError as problem:
+        raise error(f"{path} is not JSON (line {problem.lineno}, column {problem.colno}): {problem.msg}") from None

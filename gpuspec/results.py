@@ -10,7 +10,7 @@ from pathlib import Path
 
 from attrs import field
 
-from gpuspec.files import write_atomically
+from gpuspec.files import read_json, write_atomically
 from gpuspec.record import Record, record
 
 VERSION = 1
@@ -88,12 +88,7 @@ def save(path: str | Path, measurements: list[Measurement]) -> None:
 
 def load(path: str | Path) -> list[Measurement]:
     """Every measurement in a results file. ResultsError (with the reason) if it is not one."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise ResultsError(f"cannot read {path}: {error}") from None
-    except json.JSONDecodeError as error:
-        raise ResultsError(f"{path} is not JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    data = read_json(path, ResultsError)
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("runs"), list):
         raise ResultsError(f"{path} is not a gpuspec results file of version {VERSION}")
     found = []
