@@ -105,9 +105,20 @@ def _stdin() -> SpecText:
 def compile_text(source: SpecText) -> Program:
     """Parse and resolve one spec's text. Raises SpecError for invalid input."""
     try:
-        return resolve(parse(source))
+        return resolve(_parse(source))
     except RecursionError:
         raise SpecError([_too_deep(source)]) from None
+
+
+def _parse(source: SpecText):
+    """The spec's nodes: from the cache when its text has been parsed before, else parsed (and cached)."""
+    from gpuspec import cache
+
+    spec = cache.load(source)
+    if spec is None:
+        spec = parse(source)  # a SpecError (invalid input) is not cached: it is reported every time
+        cache.store(source, spec)
+    return spec
 
 
 def _too_deep(source: SpecText) -> Diagnostic:

@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 LAYERS = [
     {"resources", "record", "text", "diagnostics", "units", "timing", "files"},
     {"nodes", "metrics", "devices", "models", "markdown"},
-    {"parse", "workloads", "program"},
+    {"parse", "workloads", "program", "cache"},
     {"resolve", "model", "codegen"},
     {"templating", "harness", "results", "calibrate"},
     {"sources", "measure"},

@@ -1,0 +1,250 @@
+"""The pytest plugin, run for real in a temporary project with pytester: items, ids, failures, Markdown,
+invalid specs, JUnit properties and skips."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+pytest_plugins = ["pytester"]
+
+SPEC = """device H100-SXM
+x = bf16[4096, 4096]
+y = x * 2:
+    16,777,216 elements
+    62 waves
+    70 waves
+device.sms = 132
+"""
+# Four claims: three hold, `70 waves` fails (62.06 waves).
+PASSING = "device H100-SXM\ndevice.sms = 132\n"
+DOC = """# Notes
+
+Some prose about the gpu.
+
+- The multiply:
+
+  ```gpu
+  device H100-SXM
+  x*2 on 4096² bf16 is 62 waves, memory-bound
+  ```
+"""
+PLAIN_DOC = "# Nothing here\n\nJust prose about a gpu.\n"
+
+
+def lines_follow(result, *lines: str) -> None:
+    """`lines` appear one after another in the output; the first may be preceded by anything (a folder),
+    the others are whole lines; a trailing `...` stands for the rest of a line."""
+    patterns = []
+    for i, line in enumerate(lines):
+        rest = line.endswith("...")
+        body = re.escape(line[:-3] if rest else line)
+        patterns.append(("(.*/)?" if i == 0 else "") + body + (".*" if rest else "") + "$")
+    result.stdout.re_match_lines(patterns, consecutive=True)
+
+
+def collected_ids(result) -> list[str]:
+    """The node ids that `--collect-only -q` printed."""
+    return [line for line in result.outlines if "::" in line and not line.startswith(("=", " "))]
+
+
+def test_every_claim_of_a_gpu_file_is_one_item(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    result = pytester.runpytest("--collect-only", "-q")
+    assert collected_ids(result) == [
+        "a.gpu::y = x * 2 | 16,777,216 elements",
+        "a.gpu::y = x * 2 | 62 waves",
+        "a.gpu::y = x * 2 | 70 waves",
+        "a.gpu::device.sms = 132 | device.sms = 132",
+    ]
+
+
+def test_a_failing_claim_fails_the_run_and_prints_as_the_cli_prints_it(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=3, failed=1)
+    assert result.ret == 1
+    lines_follow(result,
+                 "a.gpu:6:5: fail: y = x * 2:",
+                 "    claim: 70 waves",
+                 "    waves = 62.06, which does not round to 70 waves  [model]",
+                 "    waves = blocks / blocks_per_wave = 65,536 / 1,056 = 62.06",
+                 "      blocks = ⌈elements / threads_per_block⌉ = ⌈16,777,216 / 256⌉ = 65,536...")
+    lines_follow(result, "FAILED a.gpu::y = x * 2 | 70 waves...")
+
+
+def test_a_failing_claim_shows_the_same_lines_as_gpuspec_check(pytester):
+    path = pytester.makefile(".gpu", a=SPEC)
+    from gpuspec.pipeline import run_check
+    from gpuspec.report.text import failure
+
+    report = run_check([str(path)])
+    failed = [v for v in report.verdicts if v.status == "fail"][0]
+    expected = [line.replace(str(path), "a.gpu") for line in failure(failed)]
+    result = pytester.runpytest("a.gpu")
+    text = "\n".join(result.outlines)
+    assert all(line.replace(str(path), "a.gpu") in text or line in text for line in expected), (expected, text)
+
+
+def test_a_passing_file_passes_the_run(pytester):
+    pytester.makefile(".gpu", ok=PASSING)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+
+
+def test_k_selects_claims_by_their_text(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    result = pytester.runpytest("-k", "waves", "-v")
+    result.assert_outcomes(passed=1, failed=1, deselected=2) if hasattr(result, "assert_outcomes") else None
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 1 and outcomes.get("failed") == 1 and outcomes.get("deselected") == 2
+    result = pytester.runpytest("-k", "elements")
+    result.assert_outcomes(passed=1)
+    assert result.parseoutcomes().get("deselected") == 3
+
+
+def test_rerunning_one_collected_node_id_runs_exactly_that_item(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    ids = collected_ids(pytester.runpytest("--collect-only", "-q"))
+    assert len(ids) == 4
+    for node_id, outcome in zip(ids, ("passed", "passed", "failed", "passed")):
+        result = pytester.runpytest(node_id, "-v")
+        assert result.parseoutcomes() == {outcome: 1}, (node_id, result.outlines)
+        assert any(line.startswith(node_id + " ") and outcome.upper() in line for line in result.outlines), (
+            node_id, result.outlines)
+
+
+def test_ids_are_the_same_on_every_collection(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    first = collected_ids(pytester.runpytest("--collect-only", "-q"))
+    second = collected_ids(pytester.runpytest("--collect-only", "-q"))
+    assert first == second and len(first) == 4
+
+
+def test_the_same_claim_twice_in_one_file_gets_distinct_usable_ids(pytester):
+    pytester.makefile(".gpu", twice="device H100-SXM\ndevice.sms = 132\ndevice.sms = 132\n")
+    ids = collected_ids(pytester.runpytest("--collect-only", "-q"))
+    assert len(ids) == 2 and len(set(ids)) == 2
+    for node_id in ids:
+        assert pytester.runpytest(node_id).parseoutcomes() == {"passed": 1}
+
+
+def test_markdown_is_not_collected_by_default(pytester):
+    pytester.makefile(".gpu", ok=PASSING)
+    pytester.makefile(".md", doc=DOC)
+    result = pytester.runpytest("--collect-only", "-q")
+    assert collected_ids(result) == ["ok.gpu::device.sms = 132 | device.sms = 132"]
+
+
+def test_markdown_is_collected_with_the_option(pytester):
+    pytester.makefile(".md", doc=DOC, plain=PLAIN_DOC)
+    result = pytester.runpytest("--gpuspec-markdown", "-v")
+    result.assert_outcomes(passed=2)
+    ids = [line.rsplit(" PASSED", 1)[0] for line in result.outlines if line.startswith("doc.md::")]
+    assert ids == ["doc.md::x*2 on 4096² bf16 is 62 waves, memory-bound | 62 waves",
+                   "doc.md::x*2 on 4096² bf16 is 62 waves, memory-bound | memory-bound"]
+    assert not any(line.startswith("plain.md") for line in result.outlines)
+
+
+def test_markdown_is_collected_with_the_ini_setting(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.makeini("[pytest]\ngpuspec_markdown = true\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2)
+
+
+def test_markdown_is_collected_with_the_setting_in_pyproject(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\ngpuspec_markdown = true\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2)
+
+
+def test_the_ini_setting_false_leaves_markdown_alone(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.makeini("[pytest]\ngpuspec_markdown = false\n")
+    result = pytester.runpytest()
+    assert result.parseoutcomes().get("passed") is None
+    assert result.ret == 5  # no tests collected
+
+
+def test_a_failing_markdown_claim_reports_the_documents_line_and_column(pytester):
+    pytester.makefile(".md", doc=DOC.replace("62 waves", "70 waves"))
+    result = pytester.runpytest("--gpuspec-markdown")
+    result.assert_outcomes(passed=1, failed=1)
+    lines_follow(result, "doc.md:9:24: fail: x*2 on 4096² bf16 is 70 waves, memory-bound", "    claim: 70 waves",
+                 "    waves = 62.06, which does not round to 70 waves  [model]")
+
+
+def test_a_spec_that_does_not_parse_is_one_failing_item_with_the_error_at_file_line_col(pytester):
+    pytester.makefile(".gpu", bad="device H100-SXM\ndevice.sms = 132\nx*2 on 4096² bf16 is @ memory-bound\n")
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(failed=1)
+    assert result.ret == 1
+    lines_follow(result,
+                 "bad.gpu:3:22: error[syntax]: unexpected character `@`...",
+                 "    x*2 on 4096² bf16 is @ memory-bound",
+                 "                         ^")
+    lines_follow(result, "bad.gpu::errors FAILED...")
+
+
+def test_a_spec_that_does_not_resolve_is_a_failing_item_with_the_error(pytester):
+    pytester.makefile(".gpu", bad="device H10-SXM\ndevice.sms = 132\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    lines_follow(result,
+                 "bad.gpu:1:1: error[unknown-device]: unknown device `H10-SXM`",
+                 "    device H10-SXM",
+                 "    ^^^^^^^^^^^^^^",
+                 "    help: did you mean `H100-SXM`...")
+
+
+def test_a_malformed_markdown_block_is_a_failing_item_at_the_documents_position(pytester):
+    pytester.makefile(".md", doc="# Doc\n\n- item\n\n  ```gpu\n  device H100-SXM\n  x*2 on 4096² bf16 is @ 3\n  ```\n")
+    result = pytester.runpytest("--gpuspec-markdown")
+    result.assert_outcomes(failed=1)
+    lines_follow(result,
+                 "doc.md:7:24: error[syntax]: unexpected character `@`...",
+                 "      x*2 on 4096² bf16 is @ 3",
+                 "                           ^")
+
+
+def test_junitxml_carries_file_line_and_column_of_each_claim(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    result = pytester.runpytest("--junitxml=out.xml")
+    assert result.ret == 1
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    cases = list(root.iter("testcase"))
+    found = {}
+    for case in cases:
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        found[case.get("name")] = (properties.get("file"), properties.get("line"), properties.get("column"),
+                                   case.find("failure") is not None)
+    path = str(pytester.path / "a.gpu")
+    assert found == {
+        "y = x * 2 | 16,777,216 elements": (path, "4", "5", False),
+        "y = x * 2 | 62 waves": (path, "5", "5", False),
+        "y = x * 2 | 70 waves": (path, "6", "5", True),
+        "device.sms = 132 | device.sms = 132": (path, "7", "1", False),
+    }
+
+
+def test_claims_whose_sources_are_all_skipped_are_skipped_with_the_reason(pytester):
+    pytester.makefile(".gpu", m="device H100-SXM\nset sources = measured\nx*2 on 4096² bf16 is ≈ 20 µs\n")
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(skipped=1)
+    assert result.ret == 0
+    assert any(line.startswith("SKIPPED") and "measurements need `--measure`" in line for line in result.outlines)
+
+
+def test_a_claim_with_one_source_passing_and_one_skipped_passes(pytester):
+    pytester.makefile(".gpu", m="device H100-SXM\nset sources = model, measured\nx*2 on 4096² bf16 is ≈ 20 µs\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+
+
+def test_items_are_reported_at_the_claims_line(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    items, _ = pytester.inline_genitems()
+    assert [item.location[1] for item in items] == [3, 4, 5, 6]  # 0-based lines of the four claims
+    assert re.match(r".*a\.gpu:6:5: 70 waves$", items[2].location[2])
