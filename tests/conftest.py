@@ -36,3 +36,19 @@ def errors(text: str) -> list:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_parse_cache(tmp_path_factory):
+    """Tests keep gpuspec's parse cache in a folder of their own, not the user's."""
+    import os
+
+    folder = tmp_path_factory.mktemp("cache")
+    os.chmod(folder, 0o700)
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old

@@ -75,14 +75,16 @@ def test_a_failing_claim_fails_the_run_and_prints_as_the_cli_prints_it(pytester)
 def test_a_failing_claim_shows_the_same_lines_as_gpuspec_check(pytester):
     path = pytester.makefile(".gpu", a=SPEC)
     from gpuspec.pipeline import run_check
-    from gpuspec.report.text import failure
+    from gpuspec.report.text import render
 
-    report = run_check([str(path)])
-    failed = [v for v in report.verdicts if v.status == "fail"][0]
-    expected = [line.replace(str(path), "a.gpu") for line in failure(failed)]
-    result = pytester.runpytest("a.gpu")
-    text = "\n".join(result.outlines)
-    assert all(line.replace(str(path), "a.gpu") in text or line in text for line in expected), (expected, text)
+    cli = render(run_check([str(path)])).split("\n")
+    start = next(i for i, line in enumerate(cli) if ": fail: " in line)
+    end = next(i for i in range(start + 1, len(cli)) if not cli[i].startswith("    "))
+    block = cli[start:end]  # the CLI's failure: the claim, the value and the derivation
+    assert len(block) > 4
+    result = pytester.runpytest()
+    at = result.outlines.index(block[0])
+    assert result.outlines[at:at + len(block)] == block
 
 
 def test_a_passing_file_passes_the_run(pytester):
@@ -95,12 +97,13 @@ def test_a_passing_file_passes_the_run(pytester):
 def test_k_selects_claims_by_their_text(pytester):
     pytester.makefile(".gpu", a=SPEC)
     result = pytester.runpytest("-k", "waves", "-v")
-    result.assert_outcomes(passed=1, failed=1, deselected=2) if hasattr(result, "assert_outcomes") else None
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("passed") == 1 and outcomes.get("failed") == 1 and outcomes.get("deselected") == 2
+    result.assert_outcomes(passed=1, failed=1, deselected=2)
+    assert sorted(re.sub(r" (PASSED|FAILED) .*$", "", line) for line in result.outlines if line.startswith("a.gpu::")) == [
+        "a.gpu::y = x * 2 | 62 waves", "a.gpu::y = x * 2 | 70 waves"]
     result = pytester.runpytest("-k", "elements")
-    result.assert_outcomes(passed=1)
-    assert result.parseoutcomes().get("deselected") == 3
+    result.assert_outcomes(passed=1, deselected=3)
+    result = pytester.runpytest("-k", "device.sms")
+    result.assert_outcomes(passed=1, deselected=3)
 
 
 def test_rerunning_one_collected_node_id_runs_exactly_that_item(pytester):
