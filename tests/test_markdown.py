@@ -249,7 +249,8 @@ def test_the_text_of_the_closing_line_of_a_hidden_block_after_the_comment_is_not
 
 
 def test_an_ordinary_html_comment_is_not_a_spec(tmp_path):
-    document = "<!-- a note: device H10 -->\n<!-- gpux device H10 -->\n\n```gpu\ndevice H100-SXM\ndevice.sms = 132\n```\n"
+    document = ("<!-- a note: device H10 -->\n<!-- gpux device H10 -->\n\n"
+                "```gpu\ndevice H100-SXM\ndevice.sms = 132\n```\n")
     report = check(tmp_path, document)
     assert not report.diagnostics, [d.message for d in report.diagnostics]
     assert len(report.verdicts) == 1

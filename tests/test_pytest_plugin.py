@@ -98,8 +98,8 @@ def test_k_selects_claims_by_their_text(pytester):
     pytester.makefile(".gpu", a=SPEC)
     result = pytester.runpytest("-k", "waves", "-v")
     result.assert_outcomes(passed=1, failed=1, deselected=2)
-    assert sorted(re.sub(r" (PASSED|FAILED) .*$", "", line) for line in result.outlines if line.startswith("a.gpu::")) == [
-        "a.gpu::y = x * 2 | 62 waves", "a.gpu::y = x * 2 | 70 waves"]
+    ran = [re.sub(r" (PASSED|FAILED) .*$", "", line) for line in result.outlines if line.startswith("a.gpu::")]
+    assert sorted(ran) == ["a.gpu::y = x * 2 | 62 waves", "a.gpu::y = x * 2 | 70 waves"]
     result = pytester.runpytest("-k", "elements")
     result.assert_outcomes(passed=1, deselected=3)
     result = pytester.runpytest("-k", "device.sms")
@@ -251,3 +251,22 @@ def test_items_are_reported_at_the_claims_line(pytester):
     items, _ = pytester.inline_genitems()
     assert [item.location[1] for item in items] == [3, 4, 5, 6]  # 0-based lines of the four claims
     assert re.match(r".*a\.gpu:6:5: 70 waves$", items[2].location[2])
+
+
+def test_a_markdown_claims_node_id_can_be_rerun_alone(pytester):
+    pytester.makefile(".md", doc=DOC)
+    ids = collected_ids(pytester.runpytest("--gpuspec-markdown", "--collect-only", "-q"))
+    assert ids == ["doc.md::x*2 on 4096² bf16 is 62 waves, memory-bound | 62 waves",
+                   "doc.md::x*2 on 4096² bf16 is 62 waves, memory-bound | memory-bound"]
+    result = pytester.runpytest("--gpuspec-markdown", ids[1], "-v")
+    assert result.parseoutcomes() == {"passed": 1}
+    assert any(line.startswith(ids[1] + " PASSED") for line in result.outlines)
+
+
+def test_junitxml_of_a_markdown_claim_carries_the_documents_line_and_column(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.runpytest("--gpuspec-markdown", "--junitxml=out.xml")
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    found = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in root.iter("testcase")]
+    path = str(pytester.path / "doc.md")
+    assert found == [{"file": path, "line": "9", "column": "24"}, {"file": path, "line": "9", "column": "34"}]

@@ -1,0 +1,375 @@
+"""`gpuspec check --update`: each failing number rewritten at the precision written and nothing else touched;
+and atomic writes: an interrupted or refused write leaves the original file as it was."""
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gpuspec import files, update
+from gpuspec.cli import main
+from gpuspec.files import WriteError, write_atomically
+from gpuspec.pipeline import run_check
+from gpuspec.update import written_like
+
+BEFORE = """# header   comment,  70 waves   kept as written
+device H100-SXM
+x = bf16[4096, 4096]
+y = x*2:   # block   comment
+    33.5 MB read
+    70 waves    # trailing   comment, 70 waves
+    1,000,000 elements
+    compute-bound
+    62 waves
+    ≈ 30 µs ± 5%
+    63  waves started
+    bound = compute
+device.l2_latency = 100–150 cycles
+y.t_mem < 10 µs
+y.t_mem > 1 ms
+y.t_mem ≈ 3.00e-5 s
+device.sms = 132
+
+
+# the end
+"""
+
+AFTER = """# header   comment,  70 waves   kept as written
+device H100-SXM
+x = bf16[4096, 4096]
+y = x*2:   # block   comment
+    33.6 MB read
+    62 waves    # trailing   comment, 70 waves
+    16,777,216 elements
+    memory-bound
+    62 waves
+    ≈ 20 µs ± 5%
+    63  waves started
+    bound = memory
+device.l2_latency = 100–150 cycles
+y.t_mem < 10 µs
+y.t_mem > 1 ms
+y.t_mem ≈ 2.00e-5 s
+device.sms = 132
+
+
+# the end
+"""
+LEFT_FOR_A_PERSON = {13, 14, 15}  # the range and the two open bounds
+
+
+def write(folder, name, text: str, bom: bool = False):
+    path = folder / name
+    path.write_bytes(("\ufeff" if bom else "").encode("utf-8") + text.encode("utf-8"))
+    return path
+
+
+def failing_lines(path) -> set[int]:
+    return {v.claim.span.line for v in run_check([str(path)]).verdicts if v.status == "fail"}
+
+
+def test_update_rewrites_exactly_the_failing_numbers_at_the_precision_written(tmp_path, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE)
+    assert failing_lines(path) == {5, 6, 7, 8, 10, 12, 16} | LEFT_FOR_A_PERSON
+    assert main(["check", "--update", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == ("updated 7 claims in 1 file; 3 failing claims need a person "
+                                    "(ranges, bounds, other sources)")
+    assert path.read_bytes() == AFTER.encode("utf-8")  # every other byte as it was
+
+
+def test_after_an_update_the_updated_claims_pass_and_only_ranges_and_bounds_fail(tmp_path, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE)
+    main(["check", "--update", str(path)])
+    report = run_check([str(path)])
+    assert not report.diagnostics
+    assert failing_lines(path) == LEFT_FOR_A_PERSON
+    assert sum(v.status == "pass" for v in report.verdicts) == 10
+    # A second update has nothing left to do and changes nothing.
+    capsys.readouterr()
+    main(["check", "--update", str(path)])
+    assert capsys.readouterr().out.splitlines()[-1].startswith("updated 0 claims")
+    assert path.read_bytes() == AFTER.encode("utf-8")
+
+
+def test_update_leaves_a_file_whose_claims_all_hold_byte_for_byte(tmp_path, capsys):
+    text = "device H100-SXM\nx*2 on 4096² bf16 is memory-bound,  ≈20µs,62 waves   # as  written\n"
+    path = write(tmp_path, "a.gpu", text)
+    before = path.stat().st_mtime_ns
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_bytes() == text.encode("utf-8")
+    assert path.stat().st_mtime_ns == before  # not even rewritten
+
+
+def test_update_of_a_one_line_claim_changes_only_that_claims_number(tmp_path, capsys):
+    text = "device H100-SXM\nx*2 on 4096² bf16 is memory-bound,≈20µs, 70 waves, 33.5 MB read  # 70 waves\n"
+    path = write(tmp_path, "a.gpu", text)
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == (
+        "device H100-SXM\nx*2 on 4096² bf16 is memory-bound,≈20µs, 62 waves, 33.6 MB read  # 70 waves\n")
+
+
+def test_update_keeps_the_exponent_form_when_the_exponent_still_fits(tmp_path, capsys):
+    path = write(tmp_path, "a.gpu", "device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2 is ≈ 3.00e-5 s\n")
+    main(["check", "--update", str(path)])
+    assert path.read_text(encoding="utf-8").endswith("y = x * 2 is ≈ 2.00e-5 s\n")
+
+
+def test_update_keeps_the_exponent_form_and_the_significant_digits_written(tmp_path, capsys):
+    # The model says 2.00 µs (the kernel floor): written like `2.00e-5 s` that is `2.00e-6 s`, not `0.20e-5 s`
+    # (two significant digits where three were written).
+    path = write(tmp_path, "a.gpu", "device H100-SXM\nz = bf16[4096]\nsmall = z * 2 is 2.00e-5 s, memory-bound\n")
+    assert failing_lines(path) == {3}
+    main(["check", "--update", str(path)])
+    assert path.read_text(encoding="utf-8") == (
+        "device H100-SXM\nz = bf16[4096]\nsmall = z * 2 is 2.00e-6 s, overhead-bound\n")
+    assert failing_lines(path) == set()
+
+
+@pytest.mark.parametrize("value,written,expected", [
+    (62.06, "70", "62"),
+    (33.554432, "33.5", "33.6"),
+    (16_777_216, "1,000,000", "16,777,216"),
+    (2_048.0, "1,024", "2,048"),
+    (20.03, "30.0", "20.0"),
+    (2.003e-5, "3.00e-5", "2.00e-5"),
+    (4.8e9, "2.0e9", "4.8e9"),
+])
+def test_written_like_keeps_decimals_separators_and_exponent(value, written, expected):
+    assert written_like(value, written) == expected
+
+
+@pytest.mark.parametrize("value,written,expected", [
+    (2.0e-6, "2.00e-5", "2.00e-6"),
+    (3.3e-4, "2.00e-5", "3.30e-4"),
+    (3.003e-5, "2.00E-5", "3.00E-5"),
+], ids=["smaller-exponent", "larger-exponent", "capital-E"])
+def test_written_like_normalizes_the_mantissa_and_keeps_the_exponents_letter(value, written, expected):
+    assert written_like(value, written) == expected
+
+
+def test_update_inside_an_indented_markdown_fence_and_a_hidden_block(tmp_path, capsys):
+    document = """# Notes   with  spacing
+
+1. The multiply:
+
+   ```gpu
+   device H100-SXM
+   x*2 on 4096² bf16 is compute-bound, 70 waves,  33.5 MB read   # 70 waves
+   ```
+
+Prose says 70 waves and 33.5 MB; prose is not a claim.
+
+<!-- gpu device.sms = 144 -->
+"""
+    path = write(tmp_path, "doc.md", document)
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == document.replace(
+        "compute-bound, 70 waves,  33.5 MB read", "memory-bound, 62 waves,  33.6 MB read").replace(
+        "device.sms = 144", "device.sms = 132")
+    assert failing_lines(path) == set()
+
+
+def test_update_inside_a_fence_opened_on_a_list_markers_line_edits_the_number(tmp_path, capsys):
+    document = "-   ```gpu\n    device H100-SXM\n    x*2 on 4096² bf16 is 70 waves\n    ```\n"
+    path = write(tmp_path, "doc.md", document)
+    main(["check", "--update", str(path)])
+    assert path.read_text(encoding="utf-8") == document.replace("70 waves", "62 waves")
+
+
+def test_update_keeps_a_byte_order_mark(tmp_path, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE, bom=True)
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_bytes() == b"\xef\xbb\xbf" + AFTER.encode("utf-8")
+
+
+def test_update_keeps_a_byte_order_mark_in_markdown(tmp_path, capsys):
+    document = "# T\n\n```gpu\ndevice H100-SXM\nx*2 on 4096² bf16 is 70 waves\n```\n"
+    path = write(tmp_path, "doc.md", document, bom=True)
+    main(["check", "--update", str(path)])
+    assert path.read_bytes() == b"\xef\xbb\xbf" + document.replace("70 waves", "62 waves").encode("utf-8")
+
+
+def test_update_keeps_windows_line_breaks(tmp_path, capsys):
+    text = "device H100-SXM\r\nx*2 on 4096² bf16 is 70 waves\r\ndevice.sms = 132\r\n"
+    path = write(tmp_path, "a.gpu", text)
+    main(["check", "--update", str(path)])
+    assert path.read_bytes() == text.replace("70 waves", "62 waves").encode("utf-8")
+
+
+def test_update_keeps_the_files_permissions(tmp_path, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE)
+    path.chmod(0o640)
+    main(["check", "--update", str(path)])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_replacements_skip_ranges_bounds_and_passing_claims(tmp_path):
+    path = write(tmp_path, "a.gpu", BEFORE)
+    edits = update.replacements(list(run_check([str(path)]).verdicts))
+    assert sorted(line for line, *_ in edits[str(path)]) == [5, 6, 7, 8, 10, 12, 16]
+
+
+# --- Atomic writes ----------------------------------------------------------------------------------------
+
+ORIGINAL = "device H100-SXM\ndevice.sms = 132\n"
+
+
+def leftovers(folder, keep) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name != keep)
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), OSError(28, "No space left on device")],
+                         ids=["KeyboardInterrupt", "OSError"])
+def test_an_interrupted_rename_leaves_the_original_and_no_temporary_file(tmp_path, monkeypatch, raised):
+    path = write(tmp_path, "a.gpu", ORIGINAL)
+    calls = []
+
+    def fail(source, target):
+        calls.append((source, target))
+        assert os.path.exists(source)  # the whole new text was written beside the target first
+        raise raised
+
+    monkeypatch.setattr(files.os, "replace", fail)
+    expected = KeyboardInterrupt if isinstance(raised, KeyboardInterrupt) else WriteError
+    with pytest.raises(expected) as caught:
+        write_atomically(path, "something else entirely\n" * 1000)
+    assert calls and os.path.dirname(calls[0][0]) == str(tmp_path)
+    assert path.read_bytes() == ORIGINAL.encode()
+    assert leftovers(tmp_path, "a.gpu") == []
+    if expected is WriteError:
+        assert str(path) in str(caught.value) and "No space left on device" in str(caught.value)
+        assert "not changed" in str(caught.value)
+
+
+def test_a_failure_while_writing_the_temporary_file_leaves_the_original(tmp_path, monkeypatch):
+    path = write(tmp_path, "a.gpu", ORIGINAL)
+
+    def fail(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files.os, "fsync", fail)
+    with pytest.raises(WriteError, match="Input/output error"):
+        write_atomically(path, "new\n")
+    assert path.read_bytes() == ORIGINAL.encode()
+    assert leftovers(tmp_path, "a.gpu") == []
+
+
+def test_an_update_interrupted_at_the_rename_leaves_the_spec_as_it_was(tmp_path, monkeypatch, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE)
+
+    def interrupt(source, target):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.os, "replace", interrupt)
+    assert main(["check", "--update", str(path)]) == 130
+    assert path.read_bytes() == BEFORE.encode("utf-8")
+    assert leftovers(tmp_path, "a.gpu") == []
+
+
+def test_an_update_whose_rename_fails_exits_2_with_the_reason_and_leaves_the_spec(tmp_path, monkeypatch, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE)
+
+    def fail(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", fail)
+    assert main(["check", "--update", str(path)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert path.read_bytes() == BEFORE.encode("utf-8")
+    assert leftovers(tmp_path, "a.gpu") == []
+
+
+CHILD = textwrap.dedent("""
+    import os, sys, time
+    from gpuspec import files
+
+    target, where = sys.argv[1], sys.argv[2]
+    real = getattr(os, where)
+
+    def stall(*args):
+        if where == "fsync":
+            real(*args)
+        print("paused", flush=True)
+        time.sleep(60)
+
+    setattr(os, where, stall)
+    files.write_atomically(target, "new text, line after line\\n" * 400_000)  # about 10 MB
+    print("finished", flush=True)
+""")
+
+
+@pytest.mark.parametrize("where", ["replace", "fsync"], ids=["between-write-and-rename", "while-syncing"])
+def test_a_process_killed_during_an_atomic_write_leaves_the_original_intact(tmp_path, where):
+    path = write(tmp_path, "a.gpu", ORIGINAL)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), where], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "paused"
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+    assert path.read_bytes() == ORIGINAL.encode()
+    partial = [p for p in tmp_path.iterdir() if p.name != "a.gpu"]
+    assert len(partial) == 1 and partial[0].name.startswith(".a.gpu.") and partial[0].name.endswith(".tmp")
+    assert partial[0].stat().st_size == len("new text, line after line\n") * 400_000  # written, never renamed
+
+
+def _emulate_permissions(monkeypatch) -> None:
+    """As root, os.access says every file is writable: answer from the mode bits, as for anyone else."""
+    if os.geteuid() != 0:
+        return
+    real = os.access
+
+    def access(path, mode, *args, **kwargs):
+        if mode & os.W_OK and not os.stat(path).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_a_read_only_file_gives_a_write_error_and_is_unchanged(tmp_path, monkeypatch):
+    path = write(tmp_path, "a.gpu", ORIGINAL)
+    path.chmod(0o444)
+    _emulate_permissions(monkeypatch)
+    with pytest.raises(WriteError) as caught:
+        write_atomically(path, "new\n")
+    assert str(caught.value) == f"{path} is read-only; it was not changed"
+    assert path.read_bytes() == ORIGINAL.encode()
+    assert leftovers(tmp_path, "a.gpu") == []
+
+
+def test_update_of_a_read_only_spec_exits_2_with_a_clear_message(tmp_path, monkeypatch, capsys):
+    path = write(tmp_path, "a.gpu", BEFORE)
+    path.chmod(0o444)
+    _emulate_permissions(monkeypatch)
+    assert main(["check", "--update", str(path)]) == 2
+    assert f"{path} is read-only; it was not changed" in capsys.readouterr().err
+    assert path.read_bytes() == BEFORE.encode("utf-8")
+    assert leftovers(tmp_path, "a.gpu") == []
+
+
+def test_fmt_of_a_read_only_spec_exits_2_with_a_clear_message(tmp_path, monkeypatch, capsys):
+    text = "device  H100-SXM\n"
+    path = write(tmp_path, "a.gpu", text)
+    path.chmod(0o444)
+    _emulate_permissions(monkeypatch)
+    assert main(["fmt", str(path)]) == 2
+    assert f"{path} is read-only; it was not changed" in capsys.readouterr().err
+    assert path.read_bytes() == text.encode()
+
+
+def test_a_write_into_a_missing_folder_is_a_write_error(tmp_path):
+    with pytest.raises(WriteError, match="cannot write"):
+        write_atomically(tmp_path / "nowhere" / "a.gpu", "x\n")
+    assert list(tmp_path.iterdir()) == []
