@@ -151,7 +151,9 @@ def _update(report) -> int:
     left = report.count("fail") - changed
     note = f"; {left} failing claim{'s' * (left != 1)} need a person (ranges, bounds, other sources)" if left else ""
     print(f"updated {changed} claim{'s' * (changed != 1)} in {len(edits)} file{'s' * (len(edits) != 1)}{note}")
-    return report.exit_code if report.diagnostics else EXIT_OK
+    if report.diagnostics:
+        return report.exit_code
+    return 1 if left else EXIT_OK
 
 
 def _split_target(target: str) -> tuple[str, int | None]:

@@ -195,8 +195,10 @@ def _shape(value):
     import attrs
 
     if attrs.has(type(value)):
+        # `text` of a claim or statement is its source as written (spacing included); elsewhere it is the value
+        skipped = ("span", "text") if type(value).__name__ in ("Claim", "Subject") else ("span",)
         return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
-                                              if a.name not in ("span", "text"))
+                                              if a.name not in skipped)
     if isinstance(value, (list, tuple)):
         return tuple(_shape(v) for v in value)
     return value
@@ -224,11 +226,11 @@ def format_markdown(document: str, path: str = "<doc>") -> str:
         if token.type != "fence" or token.info.split()[:1] != [markdown.FENCE_LANGUAGE] or token.map is None:
             continue
         first, end = token.map
-        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip(" "))]
-        body = token.content[:-1] if token.content.endswith("\n") else token.content
-        if not body.strip():
+        body = markdown.fence_body(token)
+        if not "".join(body).strip():
             continue
-        formatted = format_spec(body + "\n", f"{path}:{first + 2}").rstrip("\n").split("\n")
-        closing = end - 1 if end - 1 > first and lines[end - 1].strip().startswith(token.markup) else end
-        lines[first + 1:closing] = [indent + line if line else "" for line in formatted]
+        # The container's prefix (list indentation, a block quote's `> `) of the first line with content.
+        prefix = next(markdown.container_prefix(lines[first + 1 + i], text) for i, text in enumerate(body) if text)
+        formatted = format_spec("\n".join(body) + "\n", f"{path}:{first + 2}").rstrip("\n").split("\n")
+        lines[first + 1:first + 1 + len(body)] = [prefix + line if line else prefix.rstrip() for line in formatted]
     return "\n".join(lines)

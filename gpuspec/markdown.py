@@ -13,7 +13,8 @@ _MENTION = re.compile(r"(```|~~~)\s*gpu\b|<!--\s*gpu\b")
 
 
 def has_blocks(document: str) -> bool:
-    return bool(_MENTION.search(document))
+    """Whether the document holds a real gpu block (not just the words ```gpu in prose or inline code)."""
+    return bool(_MENTION.search(document)) and any(line.strip() for line in extract("", document).text.split("\n"))
 
 
 def extract(path: str, document: str) -> SpecText:
@@ -29,14 +30,24 @@ def extract(path: str, document: str) -> SpecText:
             continue
         first, end = token.map
         if token.type == "fence" and token.info.split()[:1] == [FENCE_LANGUAGE]:
-            indent = len(lines[first]) - len(lines[first].lstrip(" "))
-            body = token.content.split("\n")[:-1] if token.content.endswith("\n") else token.content.split("\n")
-            for i, text in enumerate(body):
+            for i, text in enumerate(fence_body(token)):
                 spec_lines[first + 1 + i] = text
-                offsets[first + 2 + i] = min(indent, len(lines[first + 1 + i]) - len(lines[first + 1 + i].lstrip()))
+                offsets[first + 2 + i] = len(container_prefix(lines[first + 1 + i], text))
         elif token.type == "html_block" and _HIDDEN_START.match(token.content):
             _hidden(lines, first, end, spec_lines, offsets)
     return SpecText(path, "\n".join(spec_lines), column_offsets=offsets)
+
+
+def fence_body(token) -> list[str]:
+    """The lines of a fence's content, without the container's prefix (list indentation, `> `)."""
+    return token.content.split("\n")[:-1] if token.content.endswith("\n") else token.content.split("\n")
+
+
+def container_prefix(document_line: str, content: str) -> str:
+    """What stands before a fence's content on its document line: list indentation, a block quote's `> `."""
+    if content and document_line.endswith(content):
+        return document_line[: len(document_line) - len(content)]
+    return document_line[: len(document_line) - len(document_line.lstrip(" >"))]
 
 
 def _hidden(lines: list[str], first: int, end: int, spec_lines: list[str], offsets: dict[int, int]) -> None:

@@ -88,12 +88,14 @@ def parse(source: SpecText) -> nodes.Spec:
         raise SpecError([_syntax_diagnostic(error, source)]) from None
     except _BadNumber as error:
         token = error.token
-        span = Span(source.path, token.line + source.line_offset, token.column, token.end_line + source.line_offset,
-                    token.end_column)
+        shift = (source.column_offsets or {}).get(token.line, 0)
+        span = Span(source.path, token.line + source.line_offset, token.column + shift,
+                    token.end_line + source.line_offset, token.end_column + shift)
         raise SpecError([Diagnostic("bad-number", error.reason, span)]) from None
     except _BadIndent as error:
         line = error.token.end_line + source.line_offset
         column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
+        column += (source.column_offsets or {}).get(error.token.end_line, 0)
         span = Span(source.path, line, column, line, column + 1)
         raise SpecError([Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
                                     "indent every claim of a block by the same amount")]) from None

@@ -41,22 +41,24 @@ def replacements(verdicts: list[Verdict]) -> dict[str, list[tuple[int, int, int,
 
 def written_like(value: float, written: str) -> str:
     """`value` written the way `written` is: the same number of decimals, separators, exponent."""
-    text = written.replace(",", "")
-    mantissa, _, exponent = text.lower().partition("e")
-    decimals = len(mantissa.partition(".")[2])
-    if exponent:
-        power = int(exponent)
-        return f"{value / 10 ** power:.{decimals}f}e{exponent}"
-    result = f"{value:,.{decimals}f}" if "," in written else f"{value:.{decimals}f}"
     if not math.isfinite(value):
         return written
-    return result
+    text = written.replace(",", "")
+    marker = "E" if "E" in text else "e"
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    if exponent:  # the same significant digits, in scientific form: 2.00e-5 -> 2.00e-6
+        formatted = f"{value:.{decimals}e}"
+        digits, _, power = formatted.partition("e")
+        return f"{digits}{marker}{int(power)}"
+    return f"{value:,.{decimals}f}" if "," in written else f"{value:.{decimals}f}"
 
 
 def apply(path: str, edits: list[tuple[int, int, int, str]]) -> int:
     """Make the edits in one file (right to left on each line, so columns stay valid); how many were made."""
     target = Path(path)
-    text = target.read_text(encoding="utf-8")
+    with open(target, encoding="utf-8", newline="") as handle:  # keep \r\n line endings as they are
+        text = handle.read()
     bom = text.startswith("\ufeff")
     lines = text.removeprefix("\ufeff").split("\n")
     done = 0
