@@ -25,13 +25,15 @@ class Verdict(Record):
     status: str  # "pass", "fail" or "skip"
     actual: Value | None
     reason: str | None = None  # why a claim was skipped
+    hint: str | None = None    # for a failure: the usual mistake its number fits, if any
 
     @property
     def message(self) -> str:
         """The computed value against the claim, in words (worked out only when shown)."""
         if self.actual is None:
             return self.reason or ""
-        return describe(self.actual, self.claim, self.status == "pass")
+        text = describe(self.actual, self.claim, self.status == "pass")
+        return f"{text}; {self.hint}" if self.hint else text
 
 
 def holds(actual: Value, claim: Claim) -> bool:
@@ -168,8 +170,33 @@ def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verd
                                          claim.span, "split it into named values"))
                 break
             passed = holds(actual, claim)
-            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual))
+            hint = None if passed else _diagnose(actual, claim)
+            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, None, hint))
     return verdicts, errors
+
+
+def _diagnose(actual: Value, claim: Claim) -> str | None:
+    """The usual mistake a failing claim's number fits (gpuspec.mistakes), recomputing with other facts if needed."""
+    from gpuspec.mistakes import diagnose
+
+    def reevaluate(name: str, number: float) -> Value:
+        from attrs import evolve
+
+        def device_of(device):
+            fact = device.fact(name)
+            return device.with_facts(device.name, {name: evolve(fact, low=number, high=number)}) if fact else device
+
+        def estimate_of(workload):
+            from gpuspec.sources import rebind
+
+            return model.estimate(rebind(workload, device_of(workload.device)))
+
+        return evaluate(claim.subject, estimate_of, device_of)
+
+    try:
+        return diagnose(actual, claim, holds, reevaluate)
+    except (model.ModelError, ArithmeticError, ValueError):
+        return None
 
 
 def describe(actual: Value, claim: Claim, passed: bool) -> str:

@@ -13,7 +13,7 @@ LAYERS = [
     {"parse", "workloads", "program", "cache"},
     {"resolve", "model", "codegen"},
     {"templating", "harness", "results", "calibrate"},
-    {"sources", "measure"},
+    {"sources", "measure", "mistakes"},
     {"check"},
     {"report", "pipeline"},
     {"fmt", "update"},

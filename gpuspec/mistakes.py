@@ -1,0 +1,100 @@
+"""The usual mistakes, diagnosed: when a claim fails, does the number written fit a slip people often make?
+
+Each candidate turns the computed value into what the slip would give (a dense peak taken for the sparse one,
+GiB read as GB, bits as bytes, a unit prefix off by 1000, an FMA counted as one FLOP, an early datasheet value
+the catalog notes); the first one under which the claim would hold is named.
+"""
+from __future__ import annotations
+
+import re
+
+from gpuspec import units
+from gpuspec.model.values import Value
+from gpuspec.program import Claim
+
+_RATE, _FLOPS, _INTENSITY = units.FLOP_RATE, units.FLOPS, units.INTENSITY
+_BYTE_LIKE = (units.BYTES, units.BANDWIDTH)
+_BINARY = {"K": ("Ki", 1.024), "M": ("Mi", 2**20 / 1e6), "G": ("Gi", 2**30 / 1e9), "T": ("Ti", 2**40 / 1e12)}
+_QUANTITY = re.compile(r"(?<![\w.])([0-9][0-9,]*(?:\.[0-9]+)?)\s*([A-Za-zµμ]+(?:/[A-Za-zµμ]+)?)")
+
+
+def diagnose(actual: Value, claim: Claim, holds, reevaluate=None) -> str | None:
+    """Words naming the slip that the claim's number fits, or None.
+
+    holds(value, claim) is the comparison rule; reevaluate(fact_name, value) recomputes the claim with one device
+    fact replaced (None where that is not possible).
+    """
+    if isinstance(actual.number, str) or claim.expected.kind == "word" or actual.number == 0:
+        return None
+    for factor, words in _candidates(actual, claim.expected.unit):
+        if holds(_scaled(actual, factor), claim):
+            return words
+    if reevaluate is not None:
+        for fact in _facts(actual):
+            for alternative, written in _alternatives(fact):
+                try:
+                    value = reevaluate(fact.name, alternative)
+                except Exception:  # an alternative that cannot be computed is not the answer
+                    continue
+                if value is not None and holds(value, claim):
+                    return (f"the claim matches {fact.name} = {written}, which the catalog notes as another published "
+                            f"figure (it uses {fact.format()}{f' [{fact.reference}]' if fact.reference else ''})")
+    return None
+
+
+def _candidates(actual: Value, unit: units.Unit | None):
+    """(factor, words): the claimed value would be actual × factor if the slip were made."""
+    dimension, shown = actual.dimension, actual.format()
+    if dimension == _RATE:
+        yield 2.0, f"the claim matches the 2:4-sparse rate, twice the dense {shown}: datasheets print sparse rates"
+        yield 0.5, f"the claim is half of {shown}: FLOPs counted with an FMA as one?"
+    if dimension in (_FLOPS, _INTENSITY):
+        yield 0.5, f"the claim is half of {shown}: FLOPs counted with an FMA as one? (an FMA is 2 FLOPs)"
+    if dimension in _BYTE_LIKE and unit is not None:
+        symbol = unit.symbol
+        if symbol[:1] in _BINARY and symbol[1:2] != "i":  # written in decimal units: was it binary?
+            binary, ratio = _BINARY[symbol[0]]
+            binary_symbol = binary + symbol[1:]
+            in_binary = actual.number / units.parse_unit(binary_symbol).scale
+            yield 1 / ratio, (f"the claim matches the value in {binary_symbol} ({in_binary:.4g} {binary_symbol} = "
+                              f"{actual.number / unit.scale:.4g} {symbol})")
+        elif symbol[1:2] == "i" and symbol[:1] in _BINARY:  # written in binary units: was it decimal?
+            _, ratio = _BINARY[symbol[0]]
+            decimal_symbol = symbol[0] + symbol[2:]
+            in_decimal = actual.number / units.parse_unit(decimal_symbol).scale
+            yield ratio, (f"the claim matches the value in {decimal_symbol} ({in_decimal:.4g} {decimal_symbol} = "
+                          f"{actual.number / unit.scale:.4g} {symbol})")
+        yield 8.0, f"the claim is 8 times {shown}: bits counted where bytes are meant?"
+        yield 1 / 8, f"the claim is an eighth of {shown}: bytes counted where bits are meant?"
+    yield 1000.0, f"the claim is 1000 times the value ({shown}): a unit prefix slip?"
+    yield 1e-3, f"the claim is a thousandth of the value ({shown}): a unit prefix slip?"
+
+
+def _scaled(value: Value, factor: float) -> Value:
+    low, high = value.bounds
+    return Value(value.name, value.number * factor, value.dimension, low=low * factor, high=high * factor,
+                 percent=value.percent)
+
+
+def _facts(value: Value, found=None) -> list[Value]:
+    """The device facts a value was derived from (each once)."""
+    found = {} if found is None else found
+    if value.reference is not None and value.rule is None:
+        found.setdefault(value.name, value)
+    for child in value.inputs:
+        _facts(child, found)
+    return list(found.values())
+
+
+def _alternatives(fact: Value):
+    """Other published figures for a fact, as its catalog note gives them (`... said 3 TB/s`)."""
+    for number, unit_text in _QUANTITY.findall(fact.note or ""):
+        try:
+            unit = units.parse_unit(unit_text)
+        except units.UnknownUnit:
+            continue
+        if unit.dimension != fact.dimension:
+            continue
+        value = float(number.replace(",", "")) * unit.scale
+        if value > 0 and abs(value - fact.number) > 1e-9 * abs(fact.number):
+            yield value, f"{number} {unit_text}"
