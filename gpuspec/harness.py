@@ -14,13 +14,14 @@ from gpuspec import __version__, codegen
 from gpuspec.codegen import Code, UnsafeValue
 from gpuspec.program import Program
 from gpuspec.resources import data_dir
-from gpuspec.workloads import DecodeStep, Elementwise, Stream, Tensor, result_dtype, result_shape
+from gpuspec.workloads import DecodeStep, Elementwise, Matmul, Stream, Tensor, result_dtype, result_shape
 
 SMALL_ELEMENTS = 4096  # the largest tensor a `--small` run (under the Triton interpreter) builds
 MEASURABLE = {
     "elementwise": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
     "stream": ("time", "busy_time", "busy_share", "idle_time", "idle_share", "host_time", "launch_time"),
     "decode": ("step_time", "time", "gpu_time", "tokens_per_s", "busy_share", "overhead_share"),
+    "matmul": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate", "flop_utilization"),
 }
 
 
@@ -88,6 +89,15 @@ def _plan(workload, key: str) -> dict:
                 "graph": bool(workload.graph)}
     if isinstance(workload, DecodeStep):
         return _decode(workload, key)
+    if isinstance(workload, Matmul):
+        if workload.a.dtype not in ("bf16", "fp16", "fp32", "tf32", "fp64"):
+            raise HarnessError(f"the matmul harness multiplies floating-point tensors, not {workload.a.dtype}")
+        small = (min(workload.a.shape[-2], 64), min(workload.a.shape[-1], 64)), \
+            (min(workload.b.shape[-2], 64), min(workload.b.shape[-1], 64))
+        return {"template": "matmul.py.jinja", "kind": Code("matmul"), "id": codegen.identifier(f"w_{key}"),
+                "a_shape": codegen.shape(workload.a.shape), "b_shape": codegen.shape(workload.b.shape),
+                "small_a": codegen.shape(small[0]), "small_b": codegen.shape(small[1]),
+                "dtype": codegen.torch_dtype(workload.a.dtype)}
     raise HarnessError(f"no harness measures a {workload.kind} workload")
 
 

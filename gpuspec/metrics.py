@@ -64,6 +64,15 @@ _ALL = [
     Metric("idle_share", COUNT, "share of the time the GPU waits"),
     Metric("sample_window", TIME, "the window a sampled utilization looks at"),
     Metric("utilization", COUNT, "share of sample windows in which any kernel ran (what nvidia-smi shows)"),
+    Metric("m", COUNT, "matmul: rows of A and C"),
+    Metric("n", COUNT, "matmul: columns of B and C"),
+    Metric("k", COUNT, "matmul: the shared dimension"),
+    Metric("tile_m", COUNT, "matmul: rows of a tile"),
+    Metric("tile_n", COUNT, "matmul: columns of a tile"),
+    Metric("tiles", COUNT, "matmul: tiles of C (blocks)"),
+    Metric("tile_efficiency", COUNT, "matmul: useful share of the tiles' area"),
+    Metric("wave_efficiency", COUNT, "waves / waves started: how full the waves are on average"),
+    Metric("t_math_tiles", TIME, "matmul: math time with whole waves of whole tiles"),
     Metric("params", COUNT, "the model's parameters"),
     Metric("layers", COUNT, "the model's layers"),
     Metric("batch", COUNT, "sequences decoded together"),
@@ -122,7 +131,7 @@ NOUN_PHRASES = {
     "threads": "threads", "threads per block": "threads_per_block", "warps per block": "warps_per_block",
     "kernels": "kernels", "launches": "launches", "kernels per layer": "kernels_per_layer",
     "tokens/s": "tokens_per_s", "layers": "layers", "params": "params", "parameters": "params",
-    "round trips": "round_trips", "round trip": "round_trips", "trips": "round_trips",
+    "round trips": "round_trips", "round trip": "round_trips", "trips": "round_trips", "tiles": "tiles",
 }
 # A dimensioned amount with the words after its unit: `67.1 MB moved`, `33.5 MB read`, `≈ 20 µs`.
 UNIT_PHRASES = {
@@ -141,5 +150,5 @@ def canonical(name: str) -> str | None:
 
 
 def singular(word: str) -> str:
-    return {"wave": "waves", "block": "blocks", "element": "elements", "kernel": "kernels",
+    return {"tile": "tiles", "wave": "waves", "block": "blocks", "element": "elements", "kernel": "kernels",
             "launch": "launches", "thread": "threads", "warp": "warps"}.get(word, word)

@@ -167,6 +167,7 @@ class Options(Record):
     mode: str | None = None
     threads: Number | None = None
     graph: bool = False
+    tile: tuple[int, int] | None = None  # `with 128x256 tiles`, for a matmul
     span: Span | None = _span()
 
 

@@ -338,7 +338,8 @@ class _Builder(Transformer):
         mode = next((r[1] for r in rest if r[0] == "mode"), None)
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
         graph = any(r[0] == "graph" for r in rest)
-        return nodes.Options(on, mode, threads, graph, span=self._span(meta))
+        tile = next((r[1] for r in rest if r[0] == "tiles"), None)
+        return nodes.Options(on, mode, threads, graph, tile, span=self._span(meta))
 
     @_with_extent
     def eager(self, meta, children):
@@ -347,6 +348,13 @@ class _Builder(Transformer):
     @_with_extent
     def fused(self, meta, children):
         return ("mode", "fused", children[0])
+
+    @_with_extent
+    def tiles(self, meta, children):
+        sizes = str(children[1]).replace("×", "x").split("x")
+        if len(sizes) != 2 or any(len(size) > 6 for size in sizes):
+            raise _BadNumber(children[1], "a tile is two sizes, rows x columns, such as 128x256")
+        return ("tiles", (int(sizes[0]), int(sizes[1])), children)
 
     @_with_extent
     def compiled(self, meta, children):
@@ -478,7 +486,7 @@ class _Builder(Transformer):
         left, op, right = children
         return nodes.BinOp(str(op), left, right, span=self._span(meta))
 
-    add = sub = mul = div = pow = _binop
+    add = sub = mul = div = pow = matmul = _binop
 
     @_with_extent
     def neg(self, meta, children):

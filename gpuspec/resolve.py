@@ -29,9 +29,11 @@ from gpuspec.workloads import (
     Apply,
     DecodeStep,
     Elementwise,
+    Matmul,
     Scalar,
     Stream,
     Tensor,
+    broadcast,
     result_dtype,
     result_shape,
 )
@@ -301,7 +303,9 @@ class _Resolver:
             self._claims(subject.claims, statement, workload=named.workload, subject_ref=None)
             return
         if isinstance(subject.expr, (nodes.Stream, nodes.Decode)) or local or self._mentions_tensor(subject.expr):
-            if isinstance(subject.expr, nodes.Stream):
+            if isinstance(subject.expr, nodes.BinOp) and subject.expr.op == "@":
+                workload = self._matmul(subject, local, statement)
+            elif isinstance(subject.expr, nodes.Stream):
                 workload = self._stream(subject, statement)
             elif isinstance(subject.expr, nodes.Decode):
                 workload = self._decode(subject, statement)
@@ -335,6 +339,8 @@ class _Resolver:
             threads = _whole_number(subject.options.threads, units.Unit("", 1.0, units.COUNT),
                                     subject.options.threads.span, "threads per block")
         mode = subject.options.mode or self.scope.mode
+        if subject.options.tile is not None:
+            raise _error("tiles-need-matmul", "`with ... tiles` describes a matmul (`a @ b`)", subject.options.span)
         where = subject.options.threads.span if subject.options.threads is not None else subject.span
         _within(device, "max_threads_per_block", threads, "threads per block", where)
         _within(device, "max_registers_per_thread", self.scope.registers_per_thread, "registers per thread",
@@ -343,6 +349,31 @@ class _Resolver:
                 subject.span)
         return Elementwise(tree, mode, threads, device, self.scope.registers_per_thread,
                            self.scope.shared_memory_per_block, text=statement)
+
+    def _matmul(self, subject: nodes.Subject, local: dict[str, Tensor], statement: str) -> Matmul:
+        device = self._require_device(subject.span)
+        options = subject.options
+        if options.mode or options.threads is not None or options.graph:
+            raise _error("matmul-options", "a matmul takes `with ROWSxCOLUMNS tiles`", options.span)
+        a, b = (self._tensor_expr(side, local) for side in (subject.expr.left, subject.expr.right))
+        for side, tensor in ((subject.expr.left, a), (subject.expr.right, b)):
+            if not isinstance(tensor, Tensor) or len(tensor.shape) < 2:
+                raise _error("matmul-operand", "each side of `@` is a tensor of two or more dimensions", side.span,
+                             "name it first: `a = bf16[4096, 8192]`")
+        if a.shape[-1] != b.shape[-2]:
+            raise _error("shape-mismatch", f"`@` needs A's last dimension to equal B's second to last: "
+                         f"{list(a.shape)} @ {list(b.shape)}", subject.expr.span)
+        if a.dtype != b.dtype:
+            raise _error("dtype-mismatch", f"`@` multiplies tensors of one dtype, not {a.dtype} and {b.dtype}",
+                         subject.expr.span)
+        try:
+            broadcast(a.shape[:-2], b.shape[:-2])
+        except ValueError as error:
+            raise _error("shape-mismatch", str(error), subject.expr.span) from None
+        tile = options.tile or (128, 128)
+        if min(tile) < 1:
+            raise _error("bad-tile", "a tile has at least one row and one column", options.span)
+        return Matmul(a, b, tile, device, text=statement)
 
     def _sample_window(self, device: Device) -> float:
         if self.scope.sample_window is not None:
@@ -425,6 +456,9 @@ class _Resolver:
                 return bound.tensor
             if isinstance(bound, _Workload):
                 w = bound.workload
+                if w.kind == "matmul":  # its result: C
+                    batch = broadcast(w.a.shape[:-2], w.b.shape[:-2])
+                    return Tensor(expr.id, w.a.dtype, (*batch, w.a.shape[-2], w.b.shape[-1]))
                 if w.kind != "elementwise":
                     raise _error("not-a-tensor", f"`{expr.id}` is a {w.kind}, not a tensor", expr.span)
                 return Tensor(expr.id, result_dtype(w.expr) or "fp32", result_shape(w.expr))
@@ -432,6 +466,9 @@ class _Resolver:
                 return Scalar(_constant(bound.ref, expr.span))
             raise self._unknown_name(expr.id, expr.span, tensors=True)
         if isinstance(expr, nodes.BinOp):
+            if expr.op == "@":
+                raise _error("matmul-inside", "a matmul (`@`) is a workload of its own; name it, then use its result",
+                             expr.span, "c = a @ b, then d = c * 2")
             args = (self._tensor_expr(expr.left, local), self._tensor_expr(expr.right, local))
             node = Apply(BINARY_OPS[expr.op], args, _text(expr))
         elif isinstance(expr, nodes.Neg):
@@ -664,6 +701,8 @@ class _Resolver:
                 raise _error("dimension-mismatch", f"cannot {'add' if expr.op == '+' else 'subtract'} "
                              f"{_describe(b)} {'to' if expr.op == '+' else 'from'} {_describe(a)}", expr.span)
             return a
+        if expr.op == "@":
+            raise _error("matmul-of-numbers", "`@` multiplies tensors, not numbers", expr.span)
         if expr.op == "*":
             return units.multiply(a, b)
         if expr.op == "/":

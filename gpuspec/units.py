@@ -79,6 +79,7 @@ COUNT_NOUNS = frozenset({
     "waves", "wave", "blocks", "block", "elements", "element", "kernels", "kernel", "launches", "launch",
     "threads", "thread", "warps", "warp", "SMs", "SM", "tokens", "token", "layers", "layer", "ops",
     "params", "parameters", "nodes", "node", "registers", "round", "trips", "numbers", "values", "steps",
+    "tiles", "tile",
 })
 _RATIO = {"×": 1.0, "x": 1.0, "X": 1.0, "%": 0.01}
 

@@ -175,3 +175,20 @@ class DecodeStep:
         graph = ", as a CUDA graph" if self.graph else ""
         return (f"{self.device.name}, {self.model.name}, batch {self.batch}, context {self.context}, {self.mode}, "
                 f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")
+
+
+@frozen(cache_hash=True)
+class Matmul:
+    """`a @ b`: a (batched) matrix multiply, a [..., M, K] by b [..., K, N], on the tensor cores, in tiles."""
+
+    a: Tensor
+    b: Tensor
+    tile: tuple[int, int] = field(converter=tuple)  # rows x columns of C that one block computes
+    device: Device = None  # type: ignore[assignment]
+    text: str = field(eq=False, default="")
+
+    kind = "matmul"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.tile[0]}x{self.tile[1]} tiles"

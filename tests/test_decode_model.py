@@ -1,7 +1,7 @@
 """The decode step against hand-worked numbers: Llama 3 8B on an H100, the lesson's section 6."""
 import pytest
-
 from conftest import errors, only, run
+
 from gpuspec import devices, model, models
 from gpuspec.workloads import DecodeStep
 

@@ -183,6 +183,15 @@ def test_functions_of_the_spec_become_the_matching_torch_and_triton_calls():
 
 # --- every template renders --------------------------------------------------------------------------------
 
+def matmul_plan():
+    from gpuspec.pipeline import compile_text
+    from gpuspec.text import SpecText
+
+    program = compile_text(SpecText("m.gpu", "device H100-SXM\na = bf16[256, 128]\nb = bf16[128, 64]\nc = a @ b\n"))
+    [plan], _ = harness.plans(program)
+    return plan
+
+
 def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
     _, found, refused = lesson
     by_kind = {str(p["kind"]): p for p in found}
@@ -193,6 +202,7 @@ def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
         "elementwise.py.jinja": dict(w=by_kind["elementwise"]),
         "stream.py.jinja": dict(w=by_kind["stream"]),
         "decode.py.jinja": dict(w=by_kind["decode"]),
+        "matmul.py.jinja": dict(w=matmul_plan()),
     }
     names = harness.template_names()
     assert set(names) == set(contexts), "a template this test does not render"

@@ -1,7 +1,7 @@
 """The launch queue: the host enqueues one launch per launch cost, the GPU runs kernels in order as they arrive."""
 import pytest
-
 from conftest import errors, only, verdicts
+
 from gpuspec.model import launches
 
 US = 1e-6

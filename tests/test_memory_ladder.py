@@ -1,5 +1,6 @@
 """The memory ladder: capacities per SM and per chip, latencies as ranges, and ratios between them."""
 from conftest import H100, only
+
 from gpuspec import devices
 
 D = devices.lookup("H100-SXM")

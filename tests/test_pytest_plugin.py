@@ -180,13 +180,13 @@ def test_a_failing_markdown_claim_reports_the_documents_line_and_column(pytester
 
 
 def test_a_spec_that_does_not_parse_is_one_failing_item_with_the_error_at_file_line_col(pytester):
-    pytester.makefile(".gpu", bad="device H100-SXM\ndevice.sms = 132\nx*2 on 4096² bf16 is @ memory-bound\n")
+    pytester.makefile(".gpu", bad="device H100-SXM\ndevice.sms = 132\nx*2 on 4096² bf16 is $ memory-bound\n")
     result = pytester.runpytest("-v")
     result.assert_outcomes(failed=1)
     assert result.ret == 1
     lines_follow(result,
-                 "bad.gpu:3:22: error[syntax]: unexpected character `@`...",
-                 "    x*2 on 4096² bf16 is @ memory-bound",
+                 "bad.gpu:3:22: error[syntax]: unexpected character `$`...",
+                 "    x*2 on 4096² bf16 is $ memory-bound",
                  "                         ^")
     lines_follow(result, "bad.gpu::errors FAILED...")
 
@@ -203,12 +203,12 @@ def test_a_spec_that_does_not_resolve_is_a_failing_item_with_the_error(pytester)
 
 
 def test_a_malformed_markdown_block_is_a_failing_item_at_the_documents_position(pytester):
-    pytester.makefile(".md", doc="# Doc\n\n- item\n\n  ```gpu\n  device H100-SXM\n  x*2 on 4096² bf16 is @ 3\n  ```\n")
+    pytester.makefile(".md", doc="# Doc\n\n- item\n\n  ```gpu\n  device H100-SXM\n  x*2 on 4096² bf16 is $ 3\n  ```\n")
     result = pytester.runpytest("--gpuspec-markdown")
     result.assert_outcomes(failed=1)
     lines_follow(result,
-                 "doc.md:7:24: error[syntax]: unexpected character `@`...",
-                 "      x*2 on 4096² bf16 is @ 3",
+                 "doc.md:7:24: error[syntax]: unexpected character `$`...",
+                 "      x*2 on 4096² bf16 is $ 3",
                  "                           ^")
 
 

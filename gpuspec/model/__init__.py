@@ -1,11 +1,11 @@
 """The analytical model: estimate(workload) -> Estimate, one set of metric rules per workload kind."""
 from __future__ import annotations
 
-from gpuspec.model import decode, elementwise, stream
+from gpuspec.model import decode, elementwise, matmul, stream
 from gpuspec.model.estimate import Estimate, ModelError
 from gpuspec.model.values import Value
 
-_RULES = {"elementwise": elementwise.RULES, "stream": stream.RULES, "decode": decode.RULES}
+_RULES = {"elementwise": elementwise.RULES, "stream": stream.RULES, "decode": decode.RULES, "matmul": matmul.RULES}
 _CACHE: dict = {}
 
 

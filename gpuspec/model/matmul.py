@@ -1,0 +1,177 @@
+"""The matmul model: FLOPs, bytes, the tensor-core roofline, and tile and wave quantization.
+
+Rules:
+- C[..., M, N] = A[..., M, K] @ B[..., K, N]: 2·M·N·K FLOPs per batch entry (FMA = 2); A and B are read once and
+  C written once (the ideal a good kernel approaches; re-reads from L2 are not counted).
+- bf16, fp16 and fp8 run at the dense tensor-core rate of their dtype; tf32 at the tf32 rate; fp32 at the plain
+  fp32 rate (PyTorch does not use TF32 for float32 matmuls unless told to); fp64 at the fp64 tensor rate.
+- C is computed in tiles, one tile per SM at a time: tiles = ⌈M / tile rows⌉ · ⌈N / tile columns⌉ · batch, and
+  they run in ⌈tiles / SMs⌉ waves. A partial last wave and partial edge tiles take as long as full ones, so
+  t_math_tiles = waves started × the time of one full tile on one SM.
+- time = the largest of t_mem, t_math_tiles and the kernel floor.
+"""
+from __future__ import annotations
+
+import math
+
+from gpuspec import units
+from gpuspec.model.estimate import Estimate
+from gpuspec.model.values import (
+    Value,
+    ceil_quotient,
+    ceiling,
+    choice,
+    given,
+    largest,
+    product,
+    quotient,
+    renamed,
+    total,
+)
+from gpuspec.workloads import DTYPES, broadcast
+
+COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
+PEAK = {"bf16": "tensor_bf16", "fp16": "tensor_fp16", "fp8": "tensor_fp8", "int8": "tensor_int8",
+        "tf32": "tensor_tf32", "fp32": "fp32", "fp64": "tensor_fp64"}
+
+
+def _dims(e: Estimate) -> tuple[int, int, int, int]:
+    a, b = e.workload.a.shape, e.workload.b.shape
+    batch = math.prod(broadcast(tuple(a[:-2]), tuple(b[:-2])))
+    return a[-2], b[-1], a[-1], batch
+
+
+def m(e: Estimate) -> Value:
+    return given("m", _dims(e)[0], COUNT, note="rows of A and C")
+
+
+def n(e: Estimate) -> Value:
+    return given("n", _dims(e)[1], COUNT, note="columns of B and C")
+
+
+def k(e: Estimate) -> Value:
+    return given("k", _dims(e)[2], COUNT, note="the shared dimension")
+
+
+def batch(e: Estimate) -> Value:
+    return given("batch", _dims(e)[3], COUNT)
+
+
+def flops(e: Estimate) -> Value:
+    return product("flops", given("2", 2, FLOPS), e["m"], e["n"], e["k"], e["batch"])
+
+
+def _size(tensor) -> Value:
+    return given(f"bytes of {tensor.name}", math.prod(tensor.shape) * DTYPES[tensor.dtype][0], BYTES)
+
+
+def bytes_read(e: Estimate) -> Value:
+    return total("bytes_read", _size(e.workload.a), _size(e.workload.b), note="A and B read once each")
+
+
+def bytes_written(e: Estimate) -> Value:
+    out = e.workload.a.dtype if e.workload.a.dtype not in ("fp8", "int8") else "bf16"
+    size = given(f"bytes per {out}", DTYPES[out][0], BYTES)
+    return product("bytes_written", e["m"], e["n"], e["batch"], size, note="C written once")
+
+
+def bytes_moved(e: Estimate) -> Value:
+    return total("bytes_moved", e["bytes_read"], e["bytes_written"])
+
+
+def peak_flop_rate(e: Estimate) -> Value:
+    return renamed("peak_flop_rate", e.fact(PEAK.get(e.workload.a.dtype, "tensor_bf16")))
+
+
+def intensity(e: Estimate) -> Value:
+    return quotient("intensity", e["flops"], e["bytes_moved"])
+
+
+def ridge_point(e: Estimate) -> Value:
+    return quotient("ridge_point", e["peak_flop_rate"], e.fact("hbm_bandwidth"))
+
+
+def t_mem(e: Estimate) -> Value:
+    return quotient("t_mem", e["bytes_moved"], e.fact("hbm_bandwidth"))
+
+
+def t_math(e: Estimate) -> Value:
+    return quotient("t_math", e["flops"], e["peak_flop_rate"])
+
+
+def tile_m(e: Estimate) -> Value:
+    return given("tile_m", e.workload.tile[0], COUNT)
+
+
+def tile_n(e: Estimate) -> Value:
+    return given("tile_n", e.workload.tile[1], COUNT)
+
+
+def tiles(e: Estimate) -> Value:
+    rows = ceil_quotient("tile rows", e["m"], e["tile_m"])
+    cols = ceil_quotient("tile columns", e["n"], e["tile_n"])
+    return product("tiles", rows, cols, e["batch"])
+
+
+def tile_efficiency(e: Estimate) -> Value:
+    padded = product("padded C", e["tiles"], e["tile_m"], e["tile_n"])
+    useful = product("C", e["m"], e["n"], e["batch"])
+    return quotient("tile_efficiency", useful, padded, percent=True, note="edge tiles compute padding too")
+
+
+def waves(e: Estimate) -> Value:
+    return quotient("waves", e["tiles"], e.fact("sms"), note="one tile per SM at a time")
+
+
+def waves_started(e: Estimate) -> Value:
+    return ceiling("waves_started", e["waves"])
+
+
+def wave_efficiency(e: Estimate) -> Value:
+    return quotient("wave_efficiency", e["waves"], e["waves_started"], percent=True)
+
+
+def t_math_tiles(e: Estimate) -> Value:
+    per_tile = product("FLOPs of one tile", given("2", 2, FLOPS), e["tile_m"], e["tile_n"], e["k"])
+    per_sm = quotient("peak per SM", e["peak_flop_rate"], e.fact("sms"))
+    one = quotient("time of one tile", per_tile, per_sm)
+    return product("t_math_tiles", e["waves_started"], one, note="every wave takes as long as a full one")
+
+
+def time(e: Estimate) -> Value:
+    return largest("time", e["t_mem"], e["t_math_tiles"], e.fact("kernel_floor"))
+
+
+def bound(e: Estimate) -> Value:
+    memory, math_ = e["t_mem"], e["t_math_tiles"]
+    return choice("bound", "memory" if memory.number >= math_.number else "compute",
+                  "memory if {0} ≥ {1}, else compute", (memory, math_))
+
+
+def achieved_flop_rate(e: Estimate) -> Value:
+    return quotient("achieved_flop_rate", e["flops"], e["time"])
+
+
+def flop_utilization(e: Estimate) -> Value:
+    return quotient("flop_utilization", e["achieved_flop_rate"], e["peak_flop_rate"], percent=True)
+
+
+def achieved_bandwidth(e: Estimate) -> Value:
+    return quotient("achieved_bandwidth", e["bytes_moved"], e["time"])
+
+
+def bandwidth_utilization(e: Estimate) -> Value:
+    return quotient("bandwidth_utilization", e["achieved_bandwidth"], e.fact("hbm_bandwidth"), percent=True)
+
+
+RULES = {
+    "m": m, "n": n, "k": k, "batch": batch, "flops": flops, "bytes_read": bytes_read, "bytes_written": bytes_written,
+    "bytes_moved": bytes_moved, "peak_flop_rate": peak_flop_rate, "intensity": intensity, "ridge_point": ridge_point,
+    "t_mem": t_mem, "t_math": t_math, "tile_m": tile_m, "tile_n": tile_n, "tiles": tiles,
+    "tile_efficiency": tile_efficiency, "waves": waves, "waves_started": waves_started,
+    "wave_efficiency": wave_efficiency, "t_math_tiles": t_math_tiles, "time": time, "bound": bound,
+    "achieved_flop_rate": achieved_flop_rate, "flop_utilization": flop_utilization,
+    "achieved_bandwidth": achieved_bandwidth, "bandwidth_utilization": bandwidth_utilization,
+    "kernels": lambda e: given("kernels", 1, COUNT), "launches": lambda e: given("launches", 1, COUNT),
+    "blocks": lambda e: renamed("blocks", e["tiles"]),
+}
