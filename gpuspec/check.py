@@ -9,7 +9,7 @@ from gpuspec.program import Claim, Expected, FactRef, MetricRef, Program
 from gpuspec.record import Record, record
 
 # Relative slack for floating-point noise when a value sits exactly on a boundary.
-_EPSILON = 1e-9
+_EPSILON = 1e-12
 _SKIP_REASONS = {
     "calibrated": "no calibration profile was given (`gpuspec calibrate`, then --profile FILE)",
     "measured": "measurements need `--measure` on a machine with a CUDA GPU, or --results FILE",
@@ -51,7 +51,10 @@ def holds(actual: Value, claim: Claim) -> bool:
     low, high = actual.bounds
     want = float(expected.low)  # type: ignore[arg-type]
     half = expected.resolution / 2
+    # Room for floating-point noise, but never so much that it moves a boundary by a digit written.
     slack = _EPSILON * max(abs(want), abs(low), abs(high), 1e-300)
+    if half > 0:
+        slack = min(slack, half / 1000)
     if expected.kind == "at_least":
         return low >= want - half - slack
     if expected.kind == "range":

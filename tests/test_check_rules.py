@@ -92,3 +92,9 @@ def test_sources_other_than_the_model_are_skipped_with_a_reason():
 def test_tolerance_goes_with_approx_only():
     [error] = errors(X + "y.time = 20 µs ± 5%")
     assert error.code == "tolerance-without-approx"
+
+
+def test_equal_holds_for_a_large_exact_whole_number():
+    # 6,738,415,616 parameters: floating-point slack must not move the boundary by a digit written.
+    assert only(H100 + "w = 6738415616 * 1\nw is 6,738,415,616").status == "pass"
+    assert only(H100 + "w = 6738415616 * 1\nw is 6,738,415,617").status == "fail"

@@ -54,6 +54,8 @@ class Value(Record):
             source = f" [{self.reference}]" if self.reference else ""
             note = f" ({self.note})" if self.note else ""
             return f"{self.name} = {self.format()}{source}{note}"
+        if self.rule == "{0}" and self.inputs[0].name == self.name:  # a renaming to its own name says nothing
+            return self.inputs[0].derivation()
         names = self.rule.format(*(i.name for i in self.inputs))
         numbers = self.rule.format(*(i.format() for i in self.inputs))
         steps = [self.name, names]
