@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
-from gpuspec.model import occupancy
+from gpuspec.model import occupancy, roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import (
     Value,
@@ -134,9 +134,6 @@ def bytes_written(e: Estimate) -> Value:
     return total("bytes_written", *parts)
 
 
-def bytes_moved(e: Estimate) -> Value:
-    return total("bytes_moved", e["bytes_read"], e["bytes_written"])
-
 
 def flops(e: Estimate) -> Value:
     return given("flops", sum(k.flops for k in _kernels(e)), FLOPS,
@@ -149,20 +146,8 @@ def peak_flop_rate(e: Estimate) -> Value:
     return renamed("peak_flop_rate", e.fact("fp64" if uses_fp64 else "fp32"))
 
 
-def intensity(e: Estimate) -> Value:
-    return quotient("intensity", e["flops"], e["bytes_moved"])
 
 
-def ridge_point(e: Estimate) -> Value:
-    return quotient("ridge_point", e["peak_flop_rate"], e.fact("hbm_bandwidth"))
-
-
-def t_mem(e: Estimate) -> Value:
-    return quotient("t_mem", e["bytes_moved"], e.fact("hbm_bandwidth"))
-
-
-def t_math(e: Estimate) -> Value:
-    return quotient("t_math", e["flops"], e["peak_flop_rate"])
 
 
 def t_floor(e: Estimate) -> Value:
@@ -189,20 +174,8 @@ def bound(e: Estimate) -> Value:
     return choice("bound", word, "the largest of {0}, {1} and {2}", tuple(candidates.values()))
 
 
-def achieved_bandwidth(e: Estimate) -> Value:
-    return quotient("achieved_bandwidth", e["bytes_moved"], e["time"])
 
 
-def bandwidth_utilization(e: Estimate) -> Value:
-    return quotient("bandwidth_utilization", e["achieved_bandwidth"], e.fact("hbm_bandwidth"), percent=True)
-
-
-def achieved_flop_rate(e: Estimate) -> Value:
-    return quotient("achieved_flop_rate", e["flops"], e["time"])
-
-
-def flop_utilization(e: Estimate) -> Value:
-    return quotient("flop_utilization", e["achieved_flop_rate"], e["peak_flop_rate"], percent=True)
 
 
 def blocks(e: Estimate) -> Value:
@@ -229,12 +202,9 @@ def round_trips(e: Estimate) -> Value:
 
 
 RULES = {
-    "elements": elements, "bytes_read": bytes_read, "bytes_written": bytes_written, "bytes_moved": bytes_moved,
-    "flops": flops, "peak_flop_rate": peak_flop_rate, "intensity": intensity, "ridge_point": ridge_point,
-    "t_mem": t_mem, "t_math": t_math, "t_floor": t_floor, "time": time, "bound": bound,
-    "achieved_bandwidth": achieved_bandwidth, "bandwidth_utilization": bandwidth_utilization,
-    "achieved_flop_rate": achieved_flop_rate, "flop_utilization": flop_utilization,
-    "blocks": blocks, "threads": threads, "kernels": kernel_count, "launches": launches,
-    "round_trips": round_trips,
+    "elements": elements, "bytes_read": bytes_read, "bytes_written": bytes_written, "flops": flops,
+    "peak_flop_rate": peak_flop_rate, "t_floor": t_floor, "time": time, "bound": bound, "blocks": blocks,
+    "threads": threads, "kernels": kernel_count, "launches": launches, "round_trips": round_trips,
+    **roofline.RULES,
     **occupancy.RULES,
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
+from gpuspec.model import roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import (
     Value,
@@ -75,28 +76,13 @@ def bytes_written(e: Estimate) -> Value:
     return product("bytes_written", e["m"], e["n"], e["batch"], size, note="C written once")
 
 
-def bytes_moved(e: Estimate) -> Value:
-    return total("bytes_moved", e["bytes_read"], e["bytes_written"])
-
 
 def peak_flop_rate(e: Estimate) -> Value:
     return renamed("peak_flop_rate", e.fact(PEAK.get(e.workload.a.dtype, "tensor_bf16")))
 
 
-def intensity(e: Estimate) -> Value:
-    return quotient("intensity", e["flops"], e["bytes_moved"])
 
 
-def ridge_point(e: Estimate) -> Value:
-    return quotient("ridge_point", e["peak_flop_rate"], e.fact("hbm_bandwidth"))
-
-
-def t_mem(e: Estimate) -> Value:
-    return quotient("t_mem", e["bytes_moved"], e.fact("hbm_bandwidth"))
-
-
-def t_math(e: Estimate) -> Value:
-    return quotient("t_math", e["flops"], e["peak_flop_rate"])
 
 
 def tile_m(e: Estimate) -> Value:
@@ -148,30 +134,16 @@ def bound(e: Estimate) -> Value:
                   "memory if {0} ≥ {1}, else compute", (memory, math_))
 
 
-def achieved_flop_rate(e: Estimate) -> Value:
-    return quotient("achieved_flop_rate", e["flops"], e["time"])
 
 
-def flop_utilization(e: Estimate) -> Value:
-    return quotient("flop_utilization", e["achieved_flop_rate"], e["peak_flop_rate"], percent=True)
-
-
-def achieved_bandwidth(e: Estimate) -> Value:
-    return quotient("achieved_bandwidth", e["bytes_moved"], e["time"])
-
-
-def bandwidth_utilization(e: Estimate) -> Value:
-    return quotient("bandwidth_utilization", e["achieved_bandwidth"], e.fact("hbm_bandwidth"), percent=True)
 
 
 RULES = {
     "m": m, "n": n, "k": k, "batch": batch, "flops": flops, "bytes_read": bytes_read, "bytes_written": bytes_written,
-    "bytes_moved": bytes_moved, "peak_flop_rate": peak_flop_rate, "intensity": intensity, "ridge_point": ridge_point,
-    "t_mem": t_mem, "t_math": t_math, "tile_m": tile_m, "tile_n": tile_n, "tiles": tiles,
+    "peak_flop_rate": peak_flop_rate, "tile_m": tile_m, "tile_n": tile_n, "tiles": tiles,
     "tile_efficiency": tile_efficiency, "waves": waves, "waves_started": waves_started,
     "wave_efficiency": wave_efficiency, "t_math_tiles": t_math_tiles, "time": time, "bound": bound,
-    "achieved_flop_rate": achieved_flop_rate, "flop_utilization": flop_utilization,
-    "achieved_bandwidth": achieved_bandwidth, "bandwidth_utilization": bandwidth_utilization,
     "kernels": lambda e: given("kernels", 1, COUNT), "launches": lambda e: given("launches", 1, COUNT),
     "blocks": lambda e: renamed("blocks", e["tiles"]),
+    **roofline.RULES,
 }
