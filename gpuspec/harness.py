@@ -14,7 +14,18 @@ from gpuspec import __version__, codegen
 from gpuspec.codegen import Code, UnsafeValue
 from gpuspec.program import Program
 from gpuspec.resources import data_dir
-from gpuspec.workloads import DecodeStep, Elementwise, Matmul, Stream, Tensor, result_dtype, result_shape
+from gpuspec.workloads import (
+    ROWWISE_OPS,
+    Attention,
+    DecodeStep,
+    Elementwise,
+    Matmul,
+    Rowwise,
+    Stream,
+    Tensor,
+    result_dtype,
+    result_shape,
+)
 
 SMALL_ELEMENTS = 4096  # the largest tensor a `--small` run (under the Triton interpreter) builds
 MEASURABLE = {
@@ -22,6 +33,8 @@ MEASURABLE = {
     "stream": ("time", "busy_time", "busy_share", "idle_time", "idle_share", "host_time", "launch_time"),
     "decode": ("step_time", "time", "gpu_time", "tokens_per_s", "busy_share", "overhead_share"),
     "matmul": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate", "flop_utilization"),
+    "rowwise": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
+    "attention": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
 }
 
 
@@ -98,7 +111,40 @@ def _plan(workload, key: str) -> dict:
                 "a_shape": codegen.shape(workload.a.shape), "b_shape": codegen.shape(workload.b.shape),
                 "small_a": codegen.shape(small[0]), "small_b": codegen.shape(small[1]),
                 "dtype": codegen.torch_dtype(workload.a.dtype)}
+    if isinstance(workload, Rowwise):
+        return _rowwise(workload, key)
+    if isinstance(workload, Attention):
+        return _attention(workload, key)
     raise HarnessError(f"no harness measures a {workload.kind} workload")
+
+
+def _rowwise(workload: Rowwise, key: str) -> dict:
+    x = workload.x
+    if x.dtype not in ("bf16", "fp16", "fp32", "fp64"):
+        raise HarnessError(f"the row-wise harness works on bf16, fp16, fp32 and fp64 tensors, not {x.dtype}")
+    if workload.op not in ROWWISE_OPS:
+        raise HarnessError(f"no harness for `{workload.op}`")
+    small = _small(x.shape)
+    length = x.shape[-1]
+    # a sum of n values rounded to bf16 is off by about √n rounding steps; softmax's outputs are about 1 / n
+    atol = {"sum": 0.02 * math.sqrt(length), "softmax": 1e-3}.get(workload.op, 0.02)
+    return {"template": "rowwise.py.jinja", "kind": Code("rowwise"), "id": codegen.identifier(f"w_{key}"),
+            "op": workload.op, "fused": workload.mode == "fused", "shape": codegen.shape(x.shape),
+            "small_shape": codegen.shape(small), "dtype": codegen.torch_dtype(x.dtype),
+            "rtol": codegen.literal(0.02), "atol": codegen.literal(atol)}
+
+
+def _attention(workload: Attention, key: str) -> dict:
+    q, k = workload.q.shape, workload.k.shape
+    group = q[1] // k[1]
+    small_kv_heads = min(k[1], 2)
+    small_q = (1, group * small_kv_heads, min(q[2], 64), min(q[3], 64))
+    small_k = (1, small_kv_heads, min(k[2], 64), min(k[3], 64))
+    return {"template": "attention.py.jinja", "kind": Code("attention"), "id": codegen.identifier(f"w_{key}"),
+            "fused": workload.mode == "fused", "gqa": group > 1,
+            "q_shape": codegen.shape(q), "kv_shape": codegen.shape(k),
+            "small_q": codegen.shape(small_q), "small_kv": codegen.shape(small_k),
+            "dtype": codegen.torch_dtype(workload.q.dtype)}
 
 
 def _elementwise(workload: Elementwise, key: str) -> dict:

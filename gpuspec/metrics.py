@@ -97,6 +97,15 @@ _ALL = [
     Metric("compute_share", COUNT, "compute / (compute + memory + overhead)"),
     Metric("memory_share", COUNT, "memory / (compute + memory + overhead)"),
     Metric("overhead_time_share", COUNT, "overhead / (compute + memory + overhead)"),
+    Metric("rows", COUNT, "row-wise: rows (every leading dimension)"),
+    Metric("row_length", COUNT, "row-wise: elements per row (the last axis)"),
+    Metric("passes", COUNT, "row-wise: times the input is read from HBM"),
+    Metric("heads", COUNT, "attention: query heads"),
+    Metric("kv_heads", COUNT, "attention: key and value heads"),
+    Metric("seq_q", COUNT, "attention: query length"),
+    Metric("seq_kv", COUNT, "attention: key and value length"),
+    Metric("head_dim", COUNT, "attention: elements per head"),
+    Metric("score_bytes", BYTES, "attention: bytes of the [batch, heads, seq_q, seq_kv] score matrix"),
     Metric("compute_bound_batch", COUNT, "the smallest batch at which the step is compute-bound"),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}

@@ -25,11 +25,15 @@ from gpuspec.text import Span
 from gpuspec.workloads import (
     BINARY_OPS,
     DTYPES,
+    FLOAT_DTYPES,
+    ROWWISE_OPS,
     UNARY_FLOPS,
     Apply,
+    Attention,
     DecodeStep,
     Elementwise,
     Matmul,
+    Rowwise,
     Scalar,
     Stream,
     Tensor,
@@ -302,9 +306,15 @@ class _Resolver:
                              "it is defined", subject.options.span)
             self._claims(subject.claims, statement, workload=named.workload, subject_ref=None)
             return
-        if isinstance(subject.expr, (nodes.Stream, nodes.Decode)) or local or self._mentions_tensor(subject.expr):
+        workload_call = isinstance(subject.expr, nodes.Call) and subject.expr.function in (*ROWWISE_OPS, "attention")
+        if isinstance(subject.expr, (nodes.Stream, nodes.Decode)) or local or workload_call \
+                or self._mentions_tensor(subject.expr):
             if isinstance(subject.expr, nodes.BinOp) and subject.expr.op == "@":
                 workload = self._matmul(subject, local, statement)
+            elif isinstance(subject.expr, nodes.Call) and subject.expr.function in ROWWISE_OPS:
+                workload = self._rowwise(subject, local, statement)
+            elif isinstance(subject.expr, nodes.Call) and subject.expr.function == "attention":
+                workload = self._attention(subject, local, statement)
             elif isinstance(subject.expr, nodes.Stream):
                 workload = self._stream(subject, statement)
             elif isinstance(subject.expr, nodes.Decode):
@@ -374,6 +384,71 @@ class _Resolver:
         if min(tile) < 1:
             raise _error("bad-tile", "a tile has at least one row and one column", options.span)
         return Matmul(a, b, tile, device, text=statement)
+
+    def _call_options(self, subject: nodes.Subject, what: str) -> str:
+        """The mode of a row-wise or attention workload: eager or fused; other options are errors."""
+        options = subject.options
+        if options.threads is not None or options.graph or options.tile is not None:
+            raise _error(f"{what}-options", f"{'an' if what[0] == 'a' else 'a'} {what} workload takes only "
+                         "`eager` or `fused`", options.span)
+        mode = options.mode or self.scope.mode
+        if mode not in ("eager", "fused"):
+            raise _error(f"{what}-options", f"{'an' if what[0] == 'a' else 'a'} {what} workload runs `eager` or "
+                         f"`fused`, not `{mode}`", options.span)
+        return mode
+
+    def _tensor_args(self, call: nodes.Call, local: dict[str, Tensor], count: int, what: str) -> list[Tensor]:
+        if len(call.args) != count:
+            raise _error("wrong-arguments", f"`{call.function}` takes {count} tensor argument"
+                         f"{'s' * (count > 1)}, not {len(call.args)}", call.span,
+                         f"write `{call.function}({', '.join(('x',) if count == 1 else ('q', 'k', 'v'))})`")
+        found = []
+        for arg in call.args:
+            tensor = self._tensor_expr(arg, local)
+            if not isinstance(tensor, Tensor):
+                raise _error(f"{what}-operand", f"each argument of `{call.function}` is a named tensor",
+                             arg.span, "name it first: `x = bf16[8192, 4096]`")
+            found.append(tensor)
+        return found
+
+    def _rowwise(self, subject: nodes.Subject, local: dict[str, Tensor], statement: str) -> Rowwise:
+        device = self._require_device(subject.span)
+        call = subject.expr
+        mode = self._call_options(subject, "rowwise")
+        (x,) = self._tensor_args(call, local, 1, "rowwise")
+        if not x.shape:
+            raise _error("rowwise-operand", f"`{call.function}` works over the last axis, and `{x.name}` is 0-d",
+                         call.args[0].span, "give it at least one dimension: `x = bf16[8192, 4096]`")
+        if x.dtype not in FLOAT_DTYPES:
+            raise _error("dtype-mismatch", f"`{call.function}` takes a floating-point tensor, not {x.dtype}",
+                         call.args[0].span)
+        return Rowwise(call.function, x, mode, device, text=statement)
+
+    def _attention(self, subject: nodes.Subject, local: dict[str, Tensor], statement: str) -> Attention:
+        device = self._require_device(subject.span)
+        call = subject.expr
+        mode = self._call_options(subject, "attention")
+        q, k, v = self._tensor_args(call, local, 3, "attention")
+        for arg, tensor in zip(call.args, (q, k, v)):
+            if len(tensor.shape) != 4:
+                raise _error("attention-operand", f"`{tensor.name}` is {list(tensor.shape)}; attention takes "
+                             "4-d tensors: [batch, heads, seq, head_dim]", arg.span)
+            if tensor.dtype not in ("bf16", "fp16"):
+                raise _error("dtype-mismatch", f"attention runs on bf16 or fp16 tensors, not {tensor.dtype} "
+                             f"(`{tensor.name}`)", arg.span)
+        if len({q.dtype, k.dtype, v.dtype}) > 1:
+            raise _error("dtype-mismatch", f"q, k and v share one dtype, not {q.dtype}, {k.dtype} and {v.dtype}",
+                         call.span)
+        if k.shape != v.shape:
+            raise _error("shape-mismatch", f"k and v have one shape, not {list(k.shape)} and {list(v.shape)}",
+                         call.span)
+        if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+            raise _error("shape-mismatch", f"q and k share batch and head_dim: {list(q.shape)} and "
+                         f"{list(k.shape)}", call.span)
+        if q.shape[1] % k.shape[1]:
+            raise _error("shape-mismatch", f"kv_heads ({k.shape[1]}) must divide heads ({q.shape[1]})", call.span,
+                         "grouped-query attention shares each k and v head among heads / kv_heads query heads")
+        return Attention(q, k, v, mode, device, text=statement)
 
     def _sample_window(self, device: Device) -> float:
         if self.scope.sample_window is not None:
@@ -459,6 +534,10 @@ class _Resolver:
                 if w.kind == "matmul":  # its result: C
                     batch = broadcast(w.a.shape[:-2], w.b.shape[:-2])
                     return Tensor(expr.id, w.a.dtype, (*batch, w.a.shape[-2], w.b.shape[-1]))
+                if w.kind == "rowwise":
+                    return Tensor(expr.id, w.x.dtype, w.out_shape)
+                if w.kind == "attention":
+                    return Tensor(expr.id, w.q.dtype, w.q.shape)
                 if w.kind != "elementwise":
                     raise _error("not-a-tensor", f"`{expr.id}` is a {w.kind}, not a tensor", expr.span)
                 return Tensor(expr.id, result_dtype(w.expr) or "fp32", result_shape(w.expr))
@@ -474,6 +553,12 @@ class _Resolver:
         elif isinstance(expr, nodes.Neg):
             node = Apply("neg", (self._tensor_expr(expr.operand, local),), _text(expr))
         elif isinstance(expr, nodes.Call):
+            if expr.function in (*ROWWISE_OPS, "attention"):
+                what = "attention" if expr.function == "attention" else "row-wise operation"
+                raise _error(f"{'attention' if what == 'attention' else 'rowwise'}-inside",
+                             f"`{expr.function}` is a{'n' if what == 'attention' else ''} {what}, a workload of "
+                             "its own; name it, then use its result", expr.span,
+                             f"y = {_text(expr)}, then use y")
             known = {*UNARY_FLOPS, "max", "min"}
             if expr.function not in known:
                 raise _error("unknown-function", f"unknown elementwise function `{expr.function}`", expr.span,

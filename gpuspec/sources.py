@@ -99,7 +99,7 @@ class MeasuredView:
 
     def _metric(self, name: str) -> Value | None:
         estimate = model.estimate(self.workload)
-        if self.kind in ("elementwise", "matmul"):
+        if self.kind in ("elementwise", "matmul", "rowwise", "attention"):
             if name == "time":
                 return self._timing("time", "time")
             time = self._timing("time", "measured time")

@@ -192,3 +192,49 @@ class Matmul:
     @property
     def setting(self) -> str:
         return f"{self.device.name}, {self.tile[0]}x{self.tile[1]} tiles"
+
+
+# Row-wise operations over the last axis: reductions write one value per row, the others a full tensor.
+ROWWISE_OPS = ("sum", "mean", "amax", "softmax", "layernorm", "rmsnorm")
+REDUCTIONS = ("sum", "mean", "amax")
+FLOAT_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
+
+
+@frozen(cache_hash=True)
+class Rowwise:
+    """`op(x)` over the last axis of x: eager (one kernel per pass, row statistics through HBM) or fused (one)."""
+
+    op: str
+    x: Tensor
+    mode: str  # "eager" or "fused"
+    device: Device
+    text: str = field(eq=False, default="")
+
+    kind = "rowwise"
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return self.x.shape[:-1] if self.op in REDUCTIONS else self.x.shape
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.op}, {self.mode}"
+
+
+@frozen(cache_hash=True)
+class Attention:
+    """`attention(q, k, v)`: q [batch, heads, seq_q, head_dim], k and v [batch, kv_heads, seq_kv, head_dim];
+    eager (QKᵀ, softmax and PV as three kernels, scores through HBM) or fused (one flash-style kernel)."""
+
+    q: Tensor
+    k: Tensor
+    v: Tensor
+    mode: str  # "eager" or "fused"
+    device: Device
+    text: str = field(eq=False, default="")
+
+    kind = "attention"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.mode}"

@@ -192,6 +192,38 @@ def matmul_plan():
     return plan
 
 
+ROWWISE_SPEC = "device H100-SXM\nx = bf16[8192, 4096]\n" + "".join(
+    f"{op}(x) {mode} is 1 kernels\n" for op in ("sum", "mean", "amax", "softmax", "layernorm", "rmsnorm")
+    for mode in ("eager", "fused"))
+ATTENTION_SPEC = ("device H100-SXM\nq = bf16[2, 32, 1024, 128]\nk = bf16[2, 8, 1024, 128]\nv = bf16[2, 8, 1024, 128]\n"
+                  "m = bf16[2, 8, 1024, 128]\nattention(q, k, v) eager is 3 kernels\n"
+                  "attention(q, k, v) fused is 1 kernels\nattention(m, k, v) fused is 1 kernels\n")
+
+
+def checked_plans(text):
+    program = compile_text(SpecText("r.gpu", text))
+    found, refused = harness.plans(program)
+    assert refused == []
+    return found
+
+
+def test_rowwise_and_attention_plans_render_each_variant():
+    rowwise, attention = checked_plans(ROWWISE_SPEC), checked_plans(ATTENTION_SPEC)
+    assert len(rowwise) == 12 and len(attention) == 3
+    sources = {}
+    for plan in rowwise + attention:
+        source = environment().get_template(plan["template"]).render(w=plan)
+        compiles(source, plan["template"])
+        sources[(plan["template"], plan.get("op"), plan["fused"], plan.get("gqa"))] = source
+    assert "torch.softmax(x, -1)" in sources[("rowwise.py.jinja", "softmax", True, None)]
+    assert "torch.softmax" not in sources[("rowwise.py.jinja", "softmax", False, None)].split("_reference")[0]
+    assert "layer_norm" in sources[("rowwise.py.jinja", "layernorm", True, None)]
+    fused, eager = sources[("attention.py.jinja", None, True, True)], sources[("attention.py.jinja", None, False, True)]
+    assert "enable_gqa=True" in fused and "run = lambda: " in fused
+    assert "enable_gqa" not in sources[("attention.py.jinja", None, True, False)]
+    assert "baddbmm" in eager and "_eager(q, k, v)  # noqa" in eager
+
+
 def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
     _, found, refused = lesson
     by_kind = {str(p["kind"]): p for p in found}
@@ -203,6 +235,8 @@ def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
         "stream.py.jinja": dict(w=by_kind["stream"]),
         "decode.py.jinja": dict(w=by_kind["decode"]),
         "matmul.py.jinja": dict(w=matmul_plan()),
+        "rowwise.py.jinja": dict(w=checked_plans(ROWWISE_SPEC)[0]),
+        "attention.py.jinja": dict(w=checked_plans(ATTENTION_SPEC)[0]),
     }
     names = harness.template_names()
     assert set(names) == set(contexts), "a template this test does not render"

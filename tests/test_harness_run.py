@@ -301,3 +301,24 @@ def test_availability_says_why_measuring_cannot_run(tmp_path, body, reason):
         is None
     assert measure.availability(measure.Options(python=str(tmp_path / "missing"))).startswith(
         "cannot start Python to measure")
+
+
+# --- row-wise operations and attention run and pass their float32 checks ------------------------------------
+
+ROWWISE_AND_ATTENTION = (
+    "device H100-SXM\nx = bf16[8192, 4096]\n"
+    + "".join(f"{op}(x) {mode} is 1 kernels\n" for op in ("sum", "mean", "amax", "softmax", "layernorm", "rmsnorm")
+              for mode in ("eager", "fused"))
+    + "q = bf16[2, 32, 1024, 128]\nk = bf16[2, 8, 1024, 128]\nv = bf16[2, 8, 1024, 128]\nm = fp16[1, 4, 512, 64]\n"
+    "attention(q, k, v) eager is 3 kernels\nattention(q, k, v) fused is 1 kernels\n"
+    "attention(m, m, m) fused is 1 kernels\nattention(m, m, m) eager is 3 kernels\n")
+
+
+def test_rowwise_and_attention_harnesses_run_ok(tmp_path):
+    program = compile_text(SpecText("r.gpu", ROWWISE_AND_ATTENTION))
+    plans, refused = harness.plans(program)
+    report = run_program(harness.render("r.gpu", plans, refused), tmp_path)
+    assert len(report["workloads"]) == 16
+    for w in report["workloads"]:
+        assert w["status"] == "ok", (w["statement"], w.get("reason"))
+        assert w["kind"] in ("rowwise", "attention") and w["metrics"]["time"]["median"] == FAKE_SECONDS
