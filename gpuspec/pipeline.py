@@ -198,6 +198,8 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
 
 def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
     """The calibrated and measured sources of a run: load what was given, measure what was asked for."""
+    if not (sources.profile or sources.measure is not None or sources.results):
+        return Evidence(None, None, sources.require_measure), []  # the model alone: nothing more to import
     from gpuspec import calibrate, measure, results
     from gpuspec.sources import Calibrated, Measured
 
