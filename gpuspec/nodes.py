@@ -168,6 +168,7 @@ class Options(Record):
     threads: Number | None = None
     graph: bool = False
     tile: tuple[int, int] | None = None  # `with 128x256 tiles`, for a matmul
+    across: tuple[Number, str, str | None] | None = None  # `across 8 GPUs over nvlink`, for a collective
     span: Span | None = _span()
 
 

@@ -339,7 +339,8 @@ class _Builder(Transformer):
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
         graph = any(r[0] == "graph" for r in rest)
         tile = next((r[1] for r in rest if r[0] == "tiles"), None)
-        return nodes.Options(on, mode, threads, graph, tile, span=self._span(meta))
+        across = next((r[1] for r in rest if r[0] == "across"), None)
+        return nodes.Options(on, mode, threads, graph, tile, across, span=self._span(meta))
 
     @_with_extent
     def eager(self, meta, children):
@@ -355,6 +356,11 @@ class _Builder(Transformer):
         if len(sizes) != 2 or any(len(size) > 6 for size in sizes):
             raise _BadNumber(children[1], "a tile is two sizes, rows x columns, such as 128x256")
         return ("tiles", (int(sizes[0]), int(sizes[1])), children)
+
+    @_with_extent
+    def across(self, meta, children):
+        _, count, what, _, link = children
+        return ("across", (self._number(count), str(what), str(link) if link is not None else None), children)
 
     @_with_extent
     def compiled(self, meta, children):

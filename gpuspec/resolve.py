@@ -24,12 +24,14 @@ from gpuspec.program import (
 from gpuspec.text import Span
 from gpuspec.workloads import (
     BINARY_OPS,
+    COLLECTIVES,
     DTYPES,
     FLOAT_DTYPES,
     ROWWISE_OPS,
     UNARY_FLOPS,
     Apply,
     Attention,
+    Collective,
     DecodeStep,
     Elementwise,
     Matmul,
@@ -306,7 +308,8 @@ class _Resolver:
                              "it is defined", subject.options.span)
             self._claims(subject.claims, statement, workload=named.workload, subject_ref=None)
             return
-        workload_call = isinstance(subject.expr, nodes.Call) and subject.expr.function in (*ROWWISE_OPS, "attention")
+        workload_call = isinstance(subject.expr, nodes.Call) and subject.expr.function in (*ROWWISE_OPS, "attention",
+                                                                                       *COLLECTIVES)
         if isinstance(subject.expr, (nodes.Stream, nodes.Decode)) or local or workload_call \
                 or self._mentions_tensor(subject.expr):
             if isinstance(subject.expr, nodes.BinOp) and subject.expr.op == "@":
@@ -315,6 +318,8 @@ class _Resolver:
                 workload = self._rowwise(subject, local, statement)
             elif isinstance(subject.expr, nodes.Call) and subject.expr.function == "attention":
                 workload = self._attention(subject, local, statement)
+            elif isinstance(subject.expr, nodes.Call) and subject.expr.function in COLLECTIVES:
+                workload = self._collective(subject, statement)
             elif isinstance(subject.expr, nodes.Stream):
                 workload = self._stream(subject, statement)
             elif isinstance(subject.expr, nodes.Decode):
@@ -449,6 +454,38 @@ class _Resolver:
             raise _error("shape-mismatch", f"kv_heads ({k.shape[1]}) must divide heads ({q.shape[1]})", call.span,
                          "grouped-query attention shares each k and v head among heads / kv_heads query heads")
         return Attention(q, k, v, mode, device, text=statement)
+
+    def _collective(self, subject: nodes.Subject, statement: str) -> Collective:
+        call, options = subject.expr, subject.options
+        device = self._require_device(subject.span)
+        if options.across is None:
+            raise _error("collective-needs-gpus", f"`{call.function}` needs the GPUs it runs across", call.span,
+                         f"write `{call.function}(1 GB) across 8 GPUs over nvlink`")
+        if options.mode or options.threads is not None or options.graph or options.tile or options.on is not None:
+            raise _error("collective-options", "a collective takes `across N GPUs over nvlink` (or pcie)",
+                         options.span)
+        if len(call.args) != 1:
+            raise _error("wrong-arguments", f"`{call.function}` takes one argument: the buffer's size", call.span)
+        count, noun, link = options.across
+        gpus = _whole_number(count, units.Unit("", 1.0, units.COUNT), count.span, "the number of GPUs")
+        if gpus < 2:
+            raise _error("expected-whole-number", "a collective needs at least 2 GPUs", count.span)
+        if noun.lower() not in ("gpus", "gpu", "devices"):
+            raise _error("syntax-word", f"`across {count.text} {noun}`: write `across {count.text} GPUs`",
+                         options.span)
+        link = (link or ("nvlink" if device.fact("nvlink_bandwidth") else "pcie")).lower()
+        if link not in ("nvlink", "pcie"):
+            raise _error("unknown-link", f"unknown link `{link}`", options.span,
+                         did_you_mean(link, ("nvlink", "pcie")) or "links: nvlink, pcie")
+        if device.fact(f"{link}_bandwidth") is None:
+            raise _error("missing-fact", f"device {device.name} has no `{link}_bandwidth`", options.span,
+                         f"set it: `device {device.name} with {link}_bandwidth = ...`")
+        size = self._quantity(call.args[0], {})
+        _same_dimension(_dimension_of(size), units.BYTES, "the buffer", call.args[0].span)
+        value = _constant(size, call.args[0].span)
+        if value <= 0:
+            raise _error("bad-size", "the buffer must be larger than zero", call.args[0].span)
+        return Collective(call.function, value, gpus, link, device, text=statement)
 
     def _sample_window(self, device: Device) -> float:
         if self.scope.sample_window is not None:

@@ -238,3 +238,24 @@ class Attention:
     @property
     def setting(self) -> str:
         return f"{self.device.name}, {self.mode}"
+
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast_to_all")
+
+
+@frozen(cache_hash=True)
+class Collective:
+    """A collective over `gpus` GPUs joined by a link (NVLink or PCIe), moving a buffer of `size` bytes, as a ring."""
+
+    op: str
+    size: float  # bytes: the whole buffer (all_reduce, broadcast) or the gathered result (all_gather, ...)
+    gpus: int
+    link: str    # "nvlink" or "pcie"
+    device: Device
+    text: str = field(eq=False, default="")
+
+    kind = "collective"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.gpus} × {self.device.name} over {self.link}"

@@ -1,12 +1,12 @@
 """The analytical model: estimate(workload) -> Estimate, one set of metric rules per workload kind."""
 from __future__ import annotations
 
-from gpuspec.model import attention, decode, elementwise, matmul, rowwise, stream
+from gpuspec.model import attention, collectives, decode, elementwise, matmul, rowwise, stream
 from gpuspec.model.estimate import Estimate, ModelError
 from gpuspec.model.values import Value
 
 _RULES = {"elementwise": elementwise.RULES, "stream": stream.RULES, "decode": decode.RULES, "matmul": matmul.RULES,
-          "rowwise": rowwise.RULES, "attention": attention.RULES}
+          "rowwise": rowwise.RULES, "attention": attention.RULES, "collective": collectives.RULES}
 _CACHE: dict = {}
 
 

@@ -1,0 +1,45 @@
+"""Ring collectives against hand-worked numbers: 8 H100s over NVLink (900 GB/s both ways, 450 GB/s each way)."""
+import pytest
+
+from conftest import H100, errors, only, verdicts
+from gpuspec import devices, model
+from gpuspec.workloads import Collective
+
+D = devices.lookup("H100-SXM")
+
+
+def ring(op, size, gpus=8, link="nvlink"):
+    return model.estimate(Collective(op, size, gpus, link, D))
+
+
+def test_all_reduce_sends_two_n_minus_one_over_n_of_the_buffer():
+    e = ring("all_reduce", 1e9)
+    assert e["wire_bytes"].number == pytest.approx(2 * 7 / 8 * 1e9)
+    assert e["time"].number == pytest.approx(1.75e9 / 450e9)
+    assert e["busbw"].number == pytest.approx(450e9)
+
+
+def test_all_gather_and_reduce_scatter_send_half_of_that():
+    assert ring("all_gather", 1e9)["wire_bytes"].number == pytest.approx(7 / 8 * 1e9)
+    assert ring("reduce_scatter", 1e9)["time"].number * 2 == pytest.approx(ring("all_reduce", 1e9)["time"].number)
+
+
+def test_two_gpus_over_pcie():
+    e = ring("all_reduce", 1e9, gpus=2, link="pcie")
+    assert e["link_bandwidth"].number == pytest.approx(64e9)
+    assert e["time"].number == pytest.approx(1e9 / 64e9)
+
+
+def test_collectives_in_a_spec():
+    spec = H100 + "ar = all_reduce(1 GB) across 8 GPUs over nvlink:\n    ≈ 3.89 ms\n    busbw = 450 GB/s\n"
+    assert [v.status for v in verdicts(spec)] == ["pass", "pass"]
+    assert only(H100 + "all_gather(2 GiB) across 4 GPUs is wire_share = 0.75").status == "pass"
+
+
+def test_collective_errors():
+    assert [e.code for e in errors(H100 + "all_reduce(1 GB)")] == ["collective-needs-gpus"]
+    assert [e.code for e in errors(H100 + "all_reduce(1 GB) across 1 GPUs")] == ["expected-whole-number"]
+    assert [e.code for e in errors(H100 + "all_reduce(1 µs) across 8 GPUs")] == ["dimension-mismatch"]
+    [error] = errors(H100 + "all_reduce(1 GB) across 8 GPUs over nvlnk")
+    assert error.code == "unknown-link" and "nvlink" in error.help
+    assert [e.code for e in errors("device L4\nall_reduce(1 GB) across 8 GPUs over nvlink")] == ["missing-fact"]
