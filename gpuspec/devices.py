@@ -63,6 +63,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "graph_launch_cost": (TIME, "host time to launch one CUDA graph"),
     "graph_node_cost": (TIME, "GPU time added per kernel node in a CUDA graph"),
     "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),
+    "collective_latency": (TIME, "the fixed cost of one collective between GPUs, whatever its size"),
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 

@@ -50,7 +50,7 @@ DEFAULT_TOLERANCE = 0.10
 _QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
             "sample_window")
-DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv")
+DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp")
 KERNELS_PER_LAYER = {"eager": 15, "compiled": 8}  # see model/decode.py for what each counts
 
 
@@ -543,10 +543,14 @@ class _Resolver:
                                  f"{least}, not `{setting.number.text}`", setting.span)
                 values[setting.name] = int(value)
         per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
+        if int(values.get("tp", 1)) > 1 and device.fact("nvlink_bandwidth") is None:  # type: ignore[arg-type]
+            raise _error("missing-fact", f"tensor parallelism needs NVLink, and {device.name} has no "
+                         "`nvlink_bandwidth`", decode.span,
+                         f"set it: `device {device.name} with nvlink_bandwidth = ...`")
         weights = str(values["weights"])
         return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
                           options.graph, per_layer, weights, str(values.get("kv", weights)),
-                          self._sample_window(device), text=statement)
+                          self._sample_window(device), int(values.get("tp", 1)), text=statement)
 
     def _require_device(self, span: Span) -> Device:
         if self.scope.device is None:

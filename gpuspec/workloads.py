@@ -166,6 +166,7 @@ class DecodeStep:
     weight_dtype: str
     kv_dtype: str
     sample_window: float
+    tp: int = 1  # GPUs the model is split over (tensor parallelism)
     text: str = field(eq=False, default="")
 
     kind = "decode"

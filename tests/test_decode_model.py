@@ -110,3 +110,30 @@ def test_decode_errors_suggest_what_was_meant():
     assert error.code == "unknown-field"
     [error] = errors("device H100\ndecode llama3-8b is 3 waves")
     assert error.code == "model" and "no metric `waves`" in error.message
+
+
+def tp_step(tp, batch=1):
+    model70 = models.lookup("llama3-70b")
+    return model.estimate(DecodeStep(model70, H100, batch, 0, "compiled", True, 8, "bf16", "bf16", 1 / 6, tp))
+
+
+def test_tensor_parallelism_splits_weights_cache_and_flops_per_gpu():
+    one, eight = tp_step(1), tp_step(8)
+    assert eight["weights_read"].number == pytest.approx(one["weights_read"].number / 8)
+    assert eight["flops"].number == pytest.approx(one["flops"].number / 8)
+    assert eight["compute_bound_batch"].number == one["compute_bound_batch"].number
+
+
+def test_tensor_parallelism_all_reduces_twice_per_layer():
+    e = tp_step(8, batch=4)
+    per_all_reduce = 8e-6 + 2 * 7 / 8 * (4 * 8192 * 2) / 450e9  # latency + ring transfer at 450 GB/s one way
+    assert e["comm_time"].number == pytest.approx(2 * 80 * per_all_reduce)
+    assert e["step_time"].number == pytest.approx(e["gpu_time"].number + e["launch_time"].number, rel=0.01)
+    assert tp_step(1)["comm_time"].number == 0
+
+
+def test_model_flop_and_bandwidth_utilization():
+    e = step(batch=8)
+    assert e["mfu"].number == pytest.approx(e["flops"].number / e["step_time"].number / H100.fact("tensor_bf16").value)
+    assert e["mbu"].number == pytest.approx(e["bytes_moved"].number / e["step_time"].number / 3.35e12)
+    assert 0 < e["mfu"].number < e["mbu"].number < 1  # decode at batch 8 is memory-bound

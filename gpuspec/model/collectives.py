@@ -1,17 +1,18 @@
 """The collectives model: ring all-reduce, all-gather, reduce-scatter, all-to-all and broadcast over NVLink or PCIe.
 
-Rules (the bandwidth term of the usual ring algorithms; per-message latency is not counted):
+Rules (the usual ring algorithms):
 - Each GPU sends (and at the same time receives) over its link: all_reduce 2(n−1)/n of the buffer, all_gather
   and reduce_scatter and all_to_all (n−1)/n, broadcast_to_all (n−1)/n.
 - The catalog's link bandwidths count both directions together, so a ring moves data at half of it each way.
-- time = bytes each GPU sends / the link's bandwidth in one direction. algbw = buffer / time; busbw = what each
-  link carries per second, the figure NCCL's tests report (it does not depend on n for a ring).
+- time = the device's collective latency (a fixed cost per collective, from the catalog) + bytes each GPU sends /
+  the link's bandwidth in one direction. algbw = buffer / time; busbw = what each link carries per second, the
+  figure NCCL's tests report (for large buffers it does not depend on n for a ring).
 """
 from __future__ import annotations
 
 from gpuspec import units
 from gpuspec.model.estimate import Estimate
-from gpuspec.model.values import Value, given, product, quotient, renamed
+from gpuspec.model.values import Value, given, product, quotient, renamed, total
 
 COUNT, BYTES = units.COUNT, units.BYTES
 _SHARE = {"all_reduce": (2, "2(n − 1)/n"), "all_gather": (1, "(n − 1)/n"), "reduce_scatter": (1, "(n − 1)/n"),
@@ -41,8 +42,12 @@ def link_bandwidth(e: Estimate) -> Value:
     return quotient("link_bandwidth", both, given("2 directions", 2, COUNT), note="one direction of the link")
 
 
+def transfer_time(e: Estimate) -> Value:
+    return quotient("transfer_time", e["wire_bytes"], e["link_bandwidth"])
+
+
 def time(e: Estimate) -> Value:
-    return quotient("time", e["wire_bytes"], e["link_bandwidth"])
+    return total("time", e.fact("collective_latency"), e["transfer_time"])
 
 
 def algbw(e: Estimate) -> Value:
@@ -55,6 +60,6 @@ def busbw(e: Estimate) -> Value:
 
 RULES = {
     "gpus": gpus, "size": size, "wire_share": wire_share, "wire_bytes": wire_bytes,
-    "link_bandwidth": link_bandwidth, "time": time, "algbw": algbw, "busbw": busbw,
+    "link_bandwidth": link_bandwidth, "transfer_time": transfer_time, "time": time, "algbw": algbw, "busbw": busbw,
     "bytes_moved": lambda e: renamed("bytes_moved", e["wire_bytes"]),
 }

@@ -82,12 +82,25 @@ def t_weights(e: Estimate) -> Value:
     return quotient("t_weights", e["weight_bytes"], e.fact("hbm_bandwidth"))
 
 
+def tp(e: Estimate) -> Value:
+    return given("tp", e.workload.tp, COUNT, note="GPUs the model is split over")
+
+
+def _per_gpu(name: str, whole: Value, e: Estimate) -> Value:
+    """`whole` split evenly over the tensor-parallel GPUs (the value itself when there is one)."""
+    if e.workload.tp == 1:
+        return whole if whole.name == name else renamed(name, whole)
+    return quotient(name, whole, e["tp"], note="per GPU: tensor parallelism splits it evenly")
+
+
 def weights_read(e: Estimate) -> Value:
     if e.workload.model.tied_embeddings:
-        return renamed("weights_read", e["weight_bytes"])
+        return _per_gpu("weights_read", e["weight_bytes"], e)
     table = product("embedding_table", _m(e, "vocab"), _m(e, "hidden"), e["bytes_per_weight"])
-    return Value("weights_read", e["weight_bytes"].number - table.number, BYTES, "{0} - {1}",
-                 (e["weight_bytes"], table), note="a step gathers only its tokens' rows of the embedding table")
+    whole = Value("weights_read" if e.workload.tp == 1 else "weights_read, all GPUs", e["weight_bytes"].number
+                  - table.number, BYTES, "{0} - {1}", (e["weight_bytes"], table),
+                  note="a step gathers only its tokens' rows of the embedding table")
+    return _per_gpu("weights_read", whole, e)
 
 
 def kv_bytes_per_token(e: Estimate) -> Value:
@@ -97,7 +110,8 @@ def kv_bytes_per_token(e: Estimate) -> Value:
 
 
 def kv_bytes(e: Estimate) -> Value:
-    return product("kv_bytes", e["kv_bytes_per_token"], e["context"], e["batch"])
+    name = "kv_bytes" if e.workload.tp == 1 else "kv_bytes, all GPUs"
+    return _per_gpu("kv_bytes", product(name, e["kv_bytes_per_token"], e["context"], e["batch"]), e)
 
 
 def t_kv(e: Estimate) -> Value:
@@ -127,7 +141,7 @@ def flops(e: Estimate) -> Value:
     matmuls = product("matmul_flops", two, e["active_params"], e["batch"])
     attention = product("attention_flops", four, _m(e, "layers"), _m(e, "heads"), _m(e, "head_dim"), e["context"],
                         e["batch"])
-    return total("flops", matmuls, attention)
+    return _per_gpu("flops", total("flops" if e.workload.tp == 1 else "flops, all GPUs", matmuls, attention), e)
 
 
 def peak_flop_rate(e: Estimate) -> Value:
@@ -160,8 +174,9 @@ def _kernel_pattern(e: Estimate) -> list[float]:
 
 
 def _attention_flops(e: Estimate) -> float:
-    flops_value = e["flops"]
-    return flops_value.inputs[1].number if len(flops_value.inputs) > 1 else 0.0
+    """Attention's share of the step's FLOPs, per GPU."""
+    whole = e["flops"] if e.workload.tp == 1 else e["flops"].inputs[0]
+    return whole.inputs[1].number / e.workload.tp if len(whole.inputs) > 1 else 0.0
 
 
 def _timeline(e: Estimate) -> launches.Timeline:
@@ -178,18 +193,49 @@ def _timeline(e: Estimate) -> launches.Timeline:
     return cached
 
 
-def gpu_time(e: Estimate) -> Value:
-    timeline = _timeline(e)
-    return Value("gpu_time", timeline.busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3})",
+def comm_time(e: Estimate) -> Value:
+    """Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP)."""
+    n = e.workload.tp
+    if n == 1:
+        return given("comm_time", 0.0, TIME, note="one GPU: nothing to all-reduce")
+    activations = product("activations", e["batch"], _m(e, "hidden"), e["bytes_per_weight"])
+    link = quotient("nvlink one way", e.fact("nvlink_bandwidth"), given("2 directions", 2, COUNT))
+    share = given("2(n - 1)/n", 2 * (n - 1) / n, COUNT)
+    one = total("one all-reduce", e.fact("collective_latency"),
+                quotient("its transfer", product("wire bytes", share, activations), link))
+    return product("comm_time", given("2 per layer", 2, COUNT), _m(e, "layers"), one,
+                   note="ring all-reduces over NVLink, after the kernels of each half-layer")
+
+
+def _kernel_time(e: Estimate, name: str) -> Value:
+    return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3})",
                  (e["kernels"], e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")),
                  note="weights split evenly over each layer's weight kernels; the rest take the kernel floor")
 
 
+def gpu_time(e: Estimate) -> Value:
+    if e.workload.tp == 1:
+        return _kernel_time(e, "gpu_time")
+    return total("gpu_time", _kernel_time(e, "kernel time"), e["comm_time"])
+
+
 def step_time(e: Estimate) -> Value:
-    timeline = _timeline(e)
-    return Value("step_time", timeline.total, TIME, "the queue: {0} launches at {1} each, {2} of GPU work",
-                 (e["launches"], e["launch_cost"], e["gpu_time"]),
-                 note="the host runs ahead of the GPU; a kernel waits for its launch and the previous kernel")
+    one_gpu = e.workload.tp == 1
+    work = e["gpu_time"] if one_gpu else _kernel_time(e, "kernel time")
+    queue = Value("step_time" if one_gpu else "the queue", _timeline(e).total, TIME,
+                  "the queue: {0} launches at {1} each, {2} of GPU work", (e["launches"], e["launch_cost"], work),
+                  note="the host runs ahead of the GPU; a kernel waits for its launch and the previous kernel")
+    return queue if one_gpu else total("step_time", queue, e["comm_time"])
+
+
+def mfu(e: Estimate) -> Value:
+    achieved = quotient("achieved FLOP rate", e["flops"], e["step_time"])
+    return quotient("mfu", achieved, e["peak_flop_rate"], percent=True, note="per GPU")
+
+
+def mbu(e: Estimate) -> Value:
+    achieved = quotient("achieved bandwidth", e["bytes_moved"], e["step_time"])
+    return quotient("mbu", achieved, e.fact("hbm_bandwidth"), percent=True, note="per GPU")
 
 
 def step_time_serial(e: Estimate) -> Value:
@@ -260,9 +306,11 @@ def _share(name: str, part: str):
 def compute_bound_batch(e: Estimate) -> Value:
     """The smallest batch at which the step's FLOPs take as long as its bytes: where decode stops being memory-bound."""
     bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
-    per_sequence_flops = 2 * e["active_params"].number + 4 * _m(e, "layers").number * _m(e, "heads").number \
-        * _m(e, "head_dim").number * e.workload.context
-    per_sequence_seconds = per_sequence_flops / peak - e["kv_bytes_per_token"].number * e.workload.context / bandwidth
+    split = e.workload.tp  # each GPU does its share of every sequence's FLOPs and holds its share of the cache
+    per_sequence_flops = (2 * e["active_params"].number + 4 * _m(e, "layers").number * _m(e, "heads").number
+                          * _m(e, "head_dim").number * e.workload.context) / split
+    per_sequence_seconds = per_sequence_flops / peak \
+        - e["kv_bytes_per_token"].number * e.workload.context / split / bandwidth
     if per_sequence_seconds <= 0:
         return given("compute_bound_batch", math.inf, COUNT, note="never: the KV cache grows as fast as the math")
     batch_needed = math.ceil(e["weights_read"].number / bandwidth / per_sequence_seconds - 1e-9)
@@ -285,5 +333,5 @@ RULES = {
     "compute_time": compute_time, "memory_time": memory_time, "overhead_time": overhead_time,
     "compute_share": _share("compute_share", "compute_time"), "memory_share": _share("memory_share", "memory_time"),
     "overhead_time_share": _share("overhead_time_share", "overhead_time"),
-    "compute_bound_batch": compute_bound_batch,
+    "compute_bound_batch": compute_bound_batch, "tp": tp, "comm_time": comm_time, "mfu": mfu, "mbu": mbu,
 }
