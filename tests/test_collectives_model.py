@@ -1,7 +1,7 @@
 """Ring collectives against hand-worked numbers: 8 H100s over NVLink (900 GB/s both ways, 450 GB/s each way)."""
 import pytest
-
 from conftest import H100, errors, only, verdicts
+
 from gpuspec import devices, model
 from gpuspec.workloads import Collective
 
