@@ -79,6 +79,7 @@ _ALL = [
     Metric("wire_bytes", BYTES, "collective: bytes each GPU sends (and receives)"),
     Metric("link_bandwidth", BANDWIDTH, "collective: the link's bandwidth in one direction"),
     Metric("transfer_time", TIME, "collective: the bytes' time on the link, without the fixed latency"),
+    Metric("tokens", COUNT, "decode: tokens one step processes (batch; × prompt for a prefill)"),
     Metric("tp", COUNT, "decode: GPUs the model is split over (tensor parallelism)"),
     Metric("comm_time", TIME, "decode: time of the all-reduces tensor parallelism needs per step"),
     Metric("mfu", COUNT, "model FLOP utilization: FLOPs / (time × peak)"),

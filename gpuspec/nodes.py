@@ -193,10 +193,11 @@ class DecodeSetting(Record):
 
 @record
 class Decode(Record):
-    """`decode llama3-8b, batch 1, context 4096`: one token of LLM decoding."""
+    """`decode llama3-8b, batch 1, context 4096`: one token of LLM decoding; or `prefill ..., prompt 2048`."""
 
     model: str
     settings: tuple[DecodeSetting, ...] = field(converter=tuple)
+    phase: str = "decode"  # or "prefill"
     span: Span = _span()
 
 

@@ -271,7 +271,7 @@ class _Builder(Transformer):
     @_with_extent
     def decode(self, meta, children):
         return nodes.Decode(str(children[1]), [c for c in children[2:] if isinstance(c, nodes.DecodeSetting)],
-                            span=self._span(meta))
+                            str(children[0]), span=self._span(meta))
 
     @_with_extent
     def decode_pair(self, meta, children):

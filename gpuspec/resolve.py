@@ -50,7 +50,7 @@ DEFAULT_TOLERANCE = 0.10
 _QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
             "sample_window")
-DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp")
+DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt")
 KERNELS_PER_LAYER = {"eager": 15, "compiled": 8}  # see model/decode.py for what each counts
 
 
@@ -542,6 +542,14 @@ class _Resolver:
                     raise _error("expected-whole-number", f"{setting.name} must be a whole number of at least "
                                  f"{least}, not `{setting.number.text}`", setting.span)
                 values[setting.name] = int(value)
+        if "prompt" in values:  # a prefill's prompt is the context it builds
+            if decode.phase != "prefill":
+                raise _error("unknown-setting", "`prompt` is a prefill's setting; a decode step has `context`",
+                             decode.span)
+            values["context"] = values["prompt"]
+        if decode.phase == "prefill" and int(values["context"]) < 1:  # type: ignore[arg-type]
+            raise _error("prefill-needs-prompt", "a prefill needs its prompt's length", decode.span,
+                         f"write `prefill {decode.model}, batch 1, prompt 2048`")
         per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
         if int(values.get("tp", 1)) > 1 and device.fact("nvlink_bandwidth") is None:  # type: ignore[arg-type]
             raise _error("missing-fact", f"tensor parallelism needs NVLink, and {device.name} has no "
@@ -550,7 +558,7 @@ class _Resolver:
         weights = str(values["weights"])
         return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
                           options.graph, per_layer, weights, str(values.get("kv", weights)),
-                          self._sample_window(device), int(values.get("tp", 1)), text=statement)
+                          self._sample_window(device), int(values.get("tp", 1)), decode.phase, text=statement)
 
     def _require_device(self, span: Span) -> Device:
         if self.scope.device is None:

@@ -167,6 +167,7 @@ class DecodeStep:
     kv_dtype: str
     sample_window: float
     tp: int = 1  # GPUs the model is split over (tensor parallelism)
+    phase: str = "decode"  # or "prefill": the whole prompt (`context` tokens) in one step
     text: str = field(eq=False, default="")
 
     kind = "decode"
@@ -174,7 +175,8 @@ class DecodeStep:
     @property
     def setting(self) -> str:
         graph = ", as a CUDA graph" if self.graph else ""
-        return (f"{self.device.name}, {self.model.name}, batch {self.batch}, context {self.context}, {self.mode}, "
+        return (f"{self.device.name}, {self.model.name}, {self.phase}, batch {self.batch}, context {self.context}, "
+                f"{self.mode}, "
                 f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")
 
 

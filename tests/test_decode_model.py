@@ -137,3 +137,20 @@ def test_model_flop_and_bandwidth_utilization():
     assert e["mfu"].number == pytest.approx(e["flops"].number / e["step_time"].number / H100.fact("tensor_bf16").value)
     assert e["mbu"].number == pytest.approx(e["bytes_moved"].number / e["step_time"].number / 3.35e12)
     assert 0 < e["mfu"].number < e["mbu"].number < 1  # decode at batch 8 is memory-bound
+
+
+def test_a_prefill_runs_the_whole_prompt_through_every_matmul():
+    e = model.estimate(DecodeStep(LLAMA3_8B, H100, 1, 2048, "compiled", True, 8, "bf16", "bf16", 1 / 6, 1,
+                                  "prefill"))
+    assert e["tokens"].number == 2048
+    attention = 4 * 32 * 32 * 128 * (2048 * 2049 / 2)  # causal: S(S + 1)/2 query-key pairs per head
+    assert e["flops"].number == pytest.approx(2 * PARAMS * 2048 + attention)
+    assert e["bound"].number == "compute"
+    assert e["tokens_per_s"].number == pytest.approx(2048 / e["step_time"].number)
+
+
+def test_prefill_errors():
+    [error] = errors("device H100\nprefill llama3-8b, batch 1")
+    assert error.code == "prefill-needs-prompt"
+    [error] = errors("device H100\ndecode llama3-8b, prompt 512")
+    assert error.code == "unknown-setting"

@@ -1,9 +1,13 @@
-"""The decode-step model: one token of an LLM, as weight and KV-cache reads, FLOPs and kernel launches.
+"""The decode-step model: one token of an LLM (or a prefill: a whole prompt), as weight and KV-cache traffic, FLOPs
+and kernel launches.
 
 Rules:
 - Every step reads every weight once, except the input embedding table, of which it gathers only the
   rows of the batch's tokens (unless the table is tied to the output layer, which reads all of it).
-- The KV cache is read once per step: 2 (K and V) × layers × KV heads × head size × context × batch.
+- The KV cache is read once per step: 2 (K and V) × layers × KV heads × head size × context × batch (a prefill
+  writes as much for its prompt).
+- A prefill runs batch × prompt tokens through every matmul at once, and causal attention over S(S + 1)/2
+  query-key pairs per head.
 - FLOPs: 2 per parameter per sequence (FMA = 2), plus attention: 4 × layers × heads × head size × context
   per sequence (QKᵀ and the weighted sum of V). Matmuls run at the dense tensor-core rate of the weights' dtype.
 - Kernels per layer: eager runs 15 (a setting); compiled fuses the elementwise work into the 7 matmuls
@@ -82,6 +86,13 @@ def t_weights(e: Estimate) -> Value:
     return quotient("t_weights", e["weight_bytes"], e.fact("hbm_bandwidth"))
 
 
+def tokens(e: Estimate) -> Value:
+    """Tokens the step processes: one per sequence when decoding, the whole prompt of each when prefilling."""
+    if e.workload.phase == "prefill":
+        return product("tokens", e["batch"], e["context"], note="prefill: every prompt token at once")
+    return renamed("tokens", e["batch"])
+
+
 def tp(e: Estimate) -> Value:
     return given("tp", e.workload.tp, COUNT, note="GPUs the model is split over")
 
@@ -138,9 +149,15 @@ def active_params(e: Estimate) -> Value:
 
 def flops(e: Estimate) -> Value:
     two, four = given("2", 2, FLOPS), given("4", 4, FLOPS)
-    matmuls = product("matmul_flops", two, e["active_params"], e["batch"])
-    attention = product("attention_flops", four, _m(e, "layers"), _m(e, "heads"), _m(e, "head_dim"), e["context"],
-                        e["batch"])
+    matmuls = product("matmul_flops", two, e["active_params"], e["tokens"])
+    if e.workload.phase == "prefill":  # causal: token i attends to the i tokens up to it
+        prompt = e.workload.context
+        pairs = given("query-key pairs per head", prompt * (prompt + 1) / 2, COUNT, note="causal: S(S + 1)/2")
+        attention = product("attention_flops", four, _m(e, "layers"), _m(e, "heads"), _m(e, "head_dim"), pairs,
+                            e["batch"])
+    else:
+        attention = product("attention_flops", four, _m(e, "layers"), _m(e, "heads"), _m(e, "head_dim"),
+                            e["context"], e["batch"])
     return _per_gpu("flops", total("flops" if e.workload.tp == 1 else "flops, all GPUs", matmuls, attention), e)
 
 
@@ -198,7 +215,7 @@ def comm_time(e: Estimate) -> Value:
     n = e.workload.tp
     if n == 1:
         return given("comm_time", 0.0, TIME, note="one GPU: nothing to all-reduce")
-    activations = product("activations", e["batch"], _m(e, "hidden"), e["bytes_per_weight"])
+    activations = product("activations", e["tokens"], _m(e, "hidden"), e["bytes_per_weight"])
     link = quotient("nvlink one way", e.fact("nvlink_bandwidth"), given("2 directions", 2, COUNT))
     share = given("2(n - 1)/n", 2 * (n - 1) / n, COUNT)
     one = total("one all-reduce", e.fact("collective_latency"),
@@ -267,7 +284,7 @@ def utilization(e: Estimate) -> Value:
 
 
 def tokens_per_s(e: Estimate) -> Value:
-    return quotient("tokens_per_s", e["batch"], e["step_time"])
+    return quotient("tokens_per_s", e["tokens"], e["step_time"])
 
 
 def time(e: Estimate) -> Value:
@@ -333,5 +350,6 @@ RULES = {
     "compute_time": compute_time, "memory_time": memory_time, "overhead_time": overhead_time,
     "compute_share": _share("compute_share", "compute_time"), "memory_share": _share("memory_share", "memory_time"),
     "overhead_time_share": _share("overhead_time_share", "overhead_time"),
-    "compute_bound_batch": compute_bound_batch, "tp": tp, "comm_time": comm_time, "mfu": mfu, "mbu": mbu,
+    "compute_bound_batch": compute_bound_batch, "tokens": tokens, "tp": tp, "comm_time": comm_time, "mfu": mfu,
+    "mbu": mbu,
 }
