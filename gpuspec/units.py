@@ -72,7 +72,11 @@ _BASES = {
     "Hz": (1.0, FREQUENCY),
     "W": (1.0, POWER),
     "cycle": (1.0, CYCLES), "cycles": (1.0, CYCLES), "clk": (1.0, CYCLES),
+    # Long spans, for training runs; these take no prefix.
+    "min": (60.0, TIME), "h": (3600.0, TIME), "hours": (3600.0, TIME), "hour": (3600.0, TIME),
+    "day": (86400.0, TIME), "days": (86400.0, TIME),
 }
+_NO_PREFIX = {"min", "h", "hour", "hours", "day", "days"}
 _SMALL_ONLY = {"s", "sec"}  # ks of time makes no sense here; only milli, micro, nano, pico
 # Words that count things: plain numbers that also say which metric a claim is about.
 COUNT_NOUNS = frozenset({
@@ -98,7 +102,7 @@ def parse_unit(text: str) -> Unit:
     for prefix in sorted(_PREFIXES, key=len, reverse=True):
         if text.startswith(prefix) and text[len(prefix):] in _BASES:
             base = text[len(prefix):]
-            if base in _SMALL_ONLY and prefix in _LARGE_PREFIXES:
+            if base in _SMALL_ONLY and prefix in _LARGE_PREFIXES or base in _NO_PREFIX and prefix:
                 continue
             scale, dimension = _BASES[base]
             return Unit(text, _PREFIXES[prefix] * scale, dimension)
@@ -140,6 +144,9 @@ def significant(number: float, digits: int = 3) -> str:
     """`number` with `digits` significant digits, keeping trailing zeros (20.0, 0.250, 3.35)."""
     if number == 0 or not math.isfinite(number):
         return "0" if number == 0 else str(number)
+    if abs(number) >= 1e9:  # past a billion, digit groups stop being readable: 3.799e25
+        mantissa, _, exponent = f"{number:.{digits - 1}e}".partition("e")
+        return f"{mantissa}e{int(exponent)}"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(number))))
     text = f"{number:.{decimals}f}"
     if decimals == 0 and abs(number) >= 1e4:
@@ -180,7 +187,7 @@ def format_in(number: float, unit: Unit, digits: int = 4, at_least_decimals: int
         decimals = len(text.partition(".")[2])
         if decimals < at_least_decimals:
             text = f"{scaled:.{at_least_decimals}f}"
-    if unit.noun:  # counted things read best as plain numbers: `waves = 62.06`
+    if unit.noun and "/" not in unit.symbol:  # counted things read best as plain numbers: `waves = 62.06`
         return text
     joiner = "" if unit.symbol in ("%", "×") or unit.symbol in _LARGE_PREFIXES else " "
     return f"{text}{joiner}{unit.symbol}"

@@ -57,3 +57,12 @@ def test_formatting_in_the_claims_unit_keeps_four_digits():
     assert units.format_in(20.032e-6, parse_unit("µs")) == "20.03 µs"
     assert units.format_in(62.0606, parse_unit("waves")) == "62.06"
     assert units.format_in(33_554_432, parse_unit("MB")) == "33.55 MB"
+    assert units.format_in(3.7988e25, parse_unit("FLOP")) == "3.799e25 FLOP"
+
+
+def test_long_spans_take_no_prefix():
+    assert parse_unit("days").scale == 86400 and parse_unit("h").dimension == units.TIME
+    assert parse_unit("min").scale == 60
+    for text in ("mdays", "kh", "Mmin"):
+        with pytest.raises(units.UnknownUnit):
+            parse_unit(text)
