@@ -2,8 +2,10 @@
 
 The layout: four spaces per block level; one space around operators, comparators and `±`, none inside brackets
 or around `.`, `^`, `²`, and range dashes; `, ` between items; a number and its unit apart (`20 µs`) except `%`
-and `×`; two spaces before a comment at the end of a line; no trailing spaces; at most two blank lines in a row;
-one line break at the end. The formatted text must parse to the same spec as the original, or nothing is written.
+and `×`; at least two spaces before a comment at the end of a
+line (a column comments were aligned to is kept); no trailing spaces; at most two blank lines in a row;
+one line break at the end. Lines between `# fmt: off` and `# fmt: on` are kept as written (a spec that shows
+other spellings on purpose). The formatted text must parse to the same spec as the original, or nothing is written.
 """
 from __future__ import annotations
 
@@ -34,7 +36,14 @@ def format_text(text: str) -> str:
     levels = [0]
     open_quote = False
     blank = 0
+    verbatim = False
     for raw in text.replace("\r\n", "\n").split("\n"):
+        marker = raw.strip().replace(" ", "").lower()
+        if verbatim or marker == "#fmt:off":
+            out.append(raw.rstrip())
+            verbatim = marker != "#fmt:on"
+            blank = 0
+            continue
         if open_quote:  # inside a quoted sentence that spans lines: keep it as written
             out.append(raw.rstrip())
             open_quote = _quote_still_open(raw, True)
@@ -61,8 +70,10 @@ def format_text(text: str) -> str:
             open_quote = True
             continue
         line = "    " * level + _format_code(code)
-        if comment:
-            line += "  " + comment
+        if comment:  # two spaces before it, or the column it was aligned to where the code still fits
+            column = len(raw.rstrip()) - len(comment)
+            line += " " * max(2, column - len(line))
+            line += comment
         out.append(line.rstrip())
     while out and out[-1] == "":
         out.pop()

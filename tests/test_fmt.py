@@ -89,9 +89,13 @@ GOLDEN = {
     "a minus sign is a sign after an operator, a bracket or a comparator": (
         H100 + "w = - 3*( 2+1 )\nv = 3 - -2\nu = 2 ^ (-1)\nt = max( 1,-1 )\ns = 4*-2\nr=-1\n",
         H100 + "w = -3 * (2 + 1)\nv = 3 - -2\nu = 2^(-1)\nt = max(1, -1)\ns = 4 * -2\nr = -1\n"),
-    "comments are kept as written, two spaces after the code": (
-        "# a   header   comment,  x*2\n" + H100 + "w = 2*3 # w   is 6\nv = 1      #   far away\n",
-        "# a   header   comment,  x*2\n" + H100 + "w = 2 * 3  # w   is 6\nv = 1  #   far away\n"),
+    "comments are kept as written, two spaces after the code or at the column they were aligned to": (
+        "# a   header   comment,  x*2\n" + H100 + "w = 2*3 # w   is 6\nv = 1      #   far away\nu=1+2+3   # pushed\n",
+        "# a   header   comment,  x*2\n" + H100 + "w = 2 * 3  # w   is 6\nv = 1      #   far away\n"
+        "u = 1 + 2 + 3  # pushed\n"),
+    "lines between fmt: off and fmt: on are kept as written": (
+        H100 + "# fmt: off\nw = 2*3   \n# fmt: on\nv=1\n",
+        H100 + "# fmt: off\nw = 2*3\n# fmt: on\nv = 1\n"),
     "a comment in a block is indented with the block": (
         H100 + TENSOR + "y = x * 2:\n  # about waves:  62\n  62 waves\n",
         H100 + TENSOR + "y = x * 2:\n    # about waves:  62\n    62 waves\n"),
@@ -128,6 +132,11 @@ def test_golden_layout(rule):
     assert fingerprint(given) is not None, "the golden input should parse"
     assert fingerprint(expected) == fingerprint(given)
     assert format_spec(given) == expected
+
+
+@pytest.mark.parametrize("name,text", [(n, t) for n, t in BUNDLED if n.startswith("specs/")])
+def test_the_bundled_spec_files_are_already_laid_out_canonically(name, text):
+    assert format_text(text) == text, f"run `gpuspec fmt {name}`"
 
 
 def test_the_readme_example_line_is_laid_out_as_documented():
