@@ -5,7 +5,7 @@ from typing import Union
 
 from attrs import field
 
-from gpuspec.record import Record, record
+from gpuspec.record import Record, as_tuple, record
 from gpuspec.text import Span
 
 
@@ -40,7 +40,7 @@ class Phrase(Record):
     """A unit and the words after it that name a metric: `MB moved`, `blocks per wave`."""
 
     unit: str
-    words: tuple[str, ...] = field(converter=tuple, default=())
+    words: tuple[str, ...] = field(converter=as_tuple, default=())
     span: Span = _span()
 
 
@@ -130,7 +130,7 @@ class Call(Record):
     """`exp(x)`, `max(a, b)`."""
 
     function: str
-    args: tuple["Expr", ...] = field(converter=tuple)
+    args: tuple["Expr", ...] = field(converter=as_tuple)
     span: Span = _span()
 
 
@@ -154,7 +154,7 @@ class TensorType(Record):
     """A dtype and a shape: `bf16[4096, 4096]`, `4096² bf16`."""
 
     dtype: str
-    dims: tuple[Dim, ...] = field(converter=tuple)
+    dims: tuple[Dim, ...] = field(converter=as_tuple)
     span: Span = _span()
 
 
@@ -196,7 +196,7 @@ class Decode(Record):
     """`decode llama3-8b, batch 1, context 4096`: one token of LLM decoding; or `prefill ..., prompt 2048`."""
 
     model: str
-    settings: tuple[DecodeSetting, ...] = field(converter=tuple)
+    settings: tuple[DecodeSetting, ...] = field(converter=as_tuple)
     phase: str = "decode"  # or "prefill"
     span: Span = _span()
 
@@ -232,7 +232,7 @@ class Quote(Record):
 class Block(Record):
     """The claims after `is` and in the indented block, in order, with their quotes."""
 
-    items: tuple[Claim | Quote, ...] = field(converter=tuple)
+    items: tuple[Claim | Quote, ...] = field(converter=as_tuple)
     span: Span | None = _span()
 
 
@@ -252,7 +252,7 @@ class DeviceStatement(Record):
 
     name: str
     base: str | None
-    assignments: tuple[Assignment, ...] = field(converter=tuple)
+    assignments: tuple[Assignment, ...] = field(converter=as_tuple)
     span: Span = _span()
 
 
@@ -262,7 +262,7 @@ class ModelStatement(Record):
 
     name: str
     base: str | None
-    assignments: tuple[Assignment, ...] = field(converter=tuple)
+    assignments: tuple[Assignment, ...] = field(converter=as_tuple)
     span: Span = _span()
 
 
@@ -272,7 +272,7 @@ class Setting(Record):
 
     name: str
     amount: Amount | None
-    words: tuple[str, ...] = field(converter=tuple)
+    words: tuple[str, ...] = field(converter=as_tuple)
     span: Span = _span()
 
 
@@ -316,4 +316,4 @@ class Spec(Record):
     """One parsed spec file."""
 
     path: str
-    statements: tuple[Statement, ...] = field(converter=tuple)
+    statements: tuple[Statement, ...] = field(converter=as_tuple)

@@ -8,7 +8,7 @@ from attrs import field
 
 from gpuspec import units
 from gpuspec.devices import Device
-from gpuspec.record import Record, record
+from gpuspec.record import Record, as_tuple, record
 from gpuspec.text import Span
 
 SOURCES = ("model", "calibrated", "measured")
@@ -59,7 +59,7 @@ class Operation(Record):
     """`left op right` (op in + - * / ^) or `-operand` (op 'neg', right None), or a function (min, max, ceil...)."""
 
     op: str
-    args: tuple["Ref", ...] = field(converter=tuple)
+    args: tuple["Ref", ...] = field(converter=as_tuple)
     dimension: units.Dimension | None
     text: str
 
@@ -120,8 +120,8 @@ class Program(Record):
     """Everything one spec file claims, in order, and the workloads it defines (for explain)."""
 
     path: str
-    claims: tuple[Claim, ...] = field(converter=tuple)
-    workloads: tuple[tuple[Span, str, object], ...] = field(converter=tuple)  # (span, text, workload)
+    claims: tuple[Claim, ...] = field(converter=as_tuple)
+    workloads: tuple[tuple[Span, str, object], ...] = field(converter=as_tuple)  # (span, text, workload)
 
 
 def apply(op: str, args: list[float]) -> float:

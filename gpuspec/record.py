@@ -18,3 +18,9 @@ class Record:
     def __repr__(self) -> str:
         shown = (f"{a.name}={getattr(self, a.name)!r}" for a in attrs.fields(type(self)) if a.repr)
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+def as_tuple(items) -> tuple:
+    """The converter for tuple fields. A Python function, not the builtin `tuple`: attrs reads a converter's
+    signature at import, and for a builtin that means tokenizing its text signature, ~1.5 ms a field."""
+    return tuple(items)

@@ -7,6 +7,7 @@ from typing import Union
 from attrs import field, frozen
 
 from gpuspec.devices import Device
+from gpuspec.record import as_tuple
 
 # dtype -> (bytes per element, canonical name). Elementwise math on half types runs in fp32.
 DTYPES = {
@@ -41,7 +42,7 @@ class Tensor:
 
     name: str
     dtype: str
-    shape: tuple[int, ...] = field(converter=tuple)
+    shape: tuple[int, ...] = field(converter=as_tuple)
 
     @property
     def elements(self) -> int:
@@ -64,7 +65,7 @@ class Apply:
     """One elementwise operation (one kernel in eager mode) over tensors, scalars or other operations."""
 
     op: str
-    args: tuple["Node", ...] = field(converter=tuple)
+    args: tuple["Node", ...] = field(converter=as_tuple)
     text: str = field(eq=False, default="")  # the operation as written, for messages
 
 
@@ -186,7 +187,7 @@ class Matmul:
 
     a: Tensor
     b: Tensor
-    tile: tuple[int, int] = field(converter=tuple)  # rows x columns of C that one block computes
+    tile: tuple[int, int] = field(converter=as_tuple)  # rows x columns of C that one block computes
     device: Device = None  # type: ignore[assignment]
     text: str = field(eq=False, default="")
 

@@ -7,7 +7,7 @@ from attrs import field
 
 from gpuspec import units
 from gpuspec.devices import Fact
-from gpuspec.record import Record, record
+from gpuspec.record import Record, as_tuple, record
 
 
 @record
@@ -23,7 +23,7 @@ class Value(Record):
     number: float | str
     dimension: units.Dimension | None
     rule: str | None = None
-    inputs: tuple["Value", ...] = field(default=(), converter=tuple, repr=False)
+    inputs: tuple["Value", ...] = field(default=(), converter=as_tuple, repr=False)
     reference: str | None = None
     note: str | None = None
     low: float | None = None

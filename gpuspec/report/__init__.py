@@ -5,7 +5,7 @@ from attrs import field
 
 from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
-from gpuspec.record import Record, record
+from gpuspec.record import Record, as_tuple, record
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -17,9 +17,9 @@ class Report(Record):
     texts holds each file's text by path, so printers can show the line an error is on.
     """
 
-    verdicts: tuple[Verdict, ...] = field(converter=tuple)
-    diagnostics: tuple[Diagnostic, ...] = field(converter=tuple)
-    files: tuple[str, ...] = field(converter=tuple)
+    verdicts: tuple[Verdict, ...] = field(converter=as_tuple)
+    diagnostics: tuple[Diagnostic, ...] = field(converter=as_tuple)
+    files: tuple[str, ...] = field(converter=as_tuple)
     texts: dict[str, str] = field(factory=dict, eq=False, repr=False)
 
     def count(self, status: str) -> int:
