@@ -506,7 +506,7 @@ class _Resolver:
             raise _error("not-a-workload", f"`{stream.workload}` is not a workload, so it cannot be launched",
                          stream.span)
         if bound.workload.kind != "elementwise":
-            raise _error("not-a-kernel", f"`{stream.workload}` is a {bound.workload.kind}; a stream launches "
+            raise _error("not-a-kernel", f"`{stream.workload}` is a {bound.workload.kind} workload; a stream launches "
                          "elementwise workloads", stream.span)
         device = bound.workload.device
         return Stream(bound.workload, count, options.graph, device, self._sample_window(device), text=statement)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
-from gpuspec.model import roofline
-from gpuspec.model.elementwise import Kernel
+from gpuspec.model import kernel_sequence, roofline
 from gpuspec.model.estimate import Estimate
+from gpuspec.model.kernel_sequence import Kernel
 from gpuspec.model.matmul import PEAK
-from gpuspec.model.values import Value, choice, given, largest, product, quotient, renamed, total
+from gpuspec.model.values import Value, given, product, renamed, total
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 SOFTMAX_FLOPS_PER_SCORE = 6  # scale, max, subtract, exp, add, divide
@@ -53,10 +53,11 @@ def kernels(workload) -> list[Kernel]:
 
 
 def _kernels(e: Estimate) -> list[Kernel]:
-    cached = getattr(e, "_kernel_list", None)
-    if cached is None:
-        cached = e._kernel_list = kernels(e.workload)  # type: ignore[attr-defined]
-    return cached
+    return kernel_sequence.kernel_list(e, kernels)
+
+
+def time(e: Estimate) -> Value:
+    return kernel_sequence.time(e, _kernels(e))
 
 
 def _dim(name: str, tensor: str, axis: int, note: str | None = None):
@@ -105,37 +106,13 @@ def kernel_count(e: Estimate) -> Value:
                  note="fused: one flash-style kernel" if fused else "eager: q kᵀ, softmax, P v")
 
 
-def t_floor(e: Estimate) -> Value:
-    return product("t_floor", e["kernels"], e.fact("kernel_floor"))
-
-
-def time(e: Estimate) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return largest("time", e["t_mem"], e["t_math"], e.fact("kernel_floor"))
-    bandwidth, peak, floor = e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")
-    parts = []
-    for i, k in enumerate(ks, 1):
-        moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, BYTES)
-        work = given(f"FLOPs of kernel {i}", k.flops, FLOPS)
-        parts.append(largest(f"time of kernel {i} ({k.label})", quotient(f"t_mem of kernel {i}", moved, bandwidth),
-                             quotient(f"t_math of kernel {i}", work, peak), floor))
-    return total("time", *parts, note="eager: kernels run one after another")
-
-
-def bound(e: Estimate) -> Value:
-    candidates = {"memory": e["t_mem"], "compute": e["t_math"], "overhead": e["t_floor"]}
-    word = max(candidates, key=lambda k: candidates[k].number)
-    return choice("bound", word, "the largest of {0}, {1} and {2}", tuple(candidates.values()))
-
-
 RULES = {
     "batch": _dim("batch", "q", 0), "heads": _dim("heads", "q", 1, "query heads"),
     "kv_heads": _dim("kv_heads", "k", 1, "key and value heads"), "seq_q": _dim("seq_q", "q", 2, "query length"),
     "seq_kv": _dim("seq_kv", "k", 2, "key and value length"), "head_dim": _dim("head_dim", "q", 3),
     "flops": flops, "score_bytes": score_bytes, "bytes_read": bytes_read, "bytes_written": bytes_written,
     "peak_flop_rate": peak_flop_rate, "kernels": kernel_count, "launches": lambda e: renamed("launches", e["kernels"]),
-    "t_floor": t_floor, "time": time, "bound": bound,
+    "t_floor": kernel_sequence.t_floor, "time": time, "bound": kernel_sequence.bound,
     "round_trips": lambda e: given("round_trips", len(_kernels(e)) - 1, COUNT,
                                    note="S and P each written to HBM and read back"),
     **roofline.RULES,

@@ -12,20 +12,17 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
-from gpuspec.model import occupancy, roofline
+from gpuspec.model import kernel_sequence, occupancy, roofline
 from gpuspec.model.estimate import Estimate
+from gpuspec.model.kernel_sequence import Kernel
 from gpuspec.model.values import (
     Value,
     ceil_quotient,
-    choice,
     given,
-    largest,
     product,
-    quotient,
     renamed,
     total,
 )
-from gpuspec.record import Record, record
 from gpuspec.workloads import (
     DTYPES,
     UNARY_FLOPS,
@@ -38,16 +35,6 @@ from gpuspec.workloads import (
 )
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
-
-
-@record
-class Kernel(Record):
-    """One kernel's traffic and work: what it reads and writes, and its FLOPs."""
-
-    label: str
-    bytes_read: int
-    bytes_written: int
-    flops: int
 
 
 def _size(node: Node) -> int:
@@ -101,18 +88,16 @@ def kernels(workload) -> list[Kernel]:
 
 
 def _kernels(e: Estimate) -> list[Kernel]:
-    cached = getattr(e, "_kernel_list", None)
-    if cached is None:
-        cached = e._kernel_list = kernels(e.workload)  # type: ignore[attr-defined]
-    return cached
+    return kernel_sequence.kernel_list(e, kernels)
+
+
+def time(e: Estimate) -> Value:
+    return kernel_sequence.time(e, _kernels(e))
 
 
 def kernel_times(e: Estimate) -> list[float]:
-    """The GPU time of each kernel, in order: the largest of its t_mem, t_math and the kernel floor."""
-    bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
-    floor = e.fact("kernel_floor").number
-    return [max((k.bytes_read + k.bytes_written) / bandwidth, k.flops / peak, floor) for k in _kernels(e)]
-
+    """The GPU time of each kernel, in order (for the launch queue)."""
+    return kernel_sequence.kernel_times(e, _kernels(e))
 
 def elements(e: Estimate) -> Value:
     return given("elements", math.prod(result_shape(e.workload.expr)), COUNT)
@@ -150,34 +135,6 @@ def peak_flop_rate(e: Estimate) -> Value:
 
 
 
-def t_floor(e: Estimate) -> Value:
-    return product("t_floor", e["kernels"], e.fact("kernel_floor"))
-
-
-def time(e: Estimate) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return largest("time", e["t_mem"], e["t_math"], e.fact("kernel_floor"))
-    bandwidth, peak, floor = e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")
-    parts = []
-    for i, k in enumerate(ks, 1):
-        moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, BYTES)
-        work = given(f"FLOPs of kernel {i}", k.flops, FLOPS)
-        parts.append(largest(f"time of kernel {i} ({k.label})", quotient(f"t_mem of kernel {i}", moved, bandwidth),
-                             quotient(f"t_math of kernel {i}", work, peak), floor))
-    return total("time", *parts, note="eager: kernels run one after another")
-
-
-def bound(e: Estimate) -> Value:
-    candidates = {"memory": e["t_mem"], "compute": e["t_math"], "overhead": e["t_floor"]}
-    word = max(candidates, key=lambda k: candidates[k].number)
-    return choice("bound", word, "the largest of {0}, {1} and {2}", tuple(candidates.values()))
-
-
-
-
-
-
 def blocks(e: Estimate) -> Value:
     return ceil_quotient("blocks", e["elements"], e["threads_per_block"], note="one thread per element")
 
@@ -203,8 +160,9 @@ def round_trips(e: Estimate) -> Value:
 
 RULES = {
     "elements": elements, "bytes_read": bytes_read, "bytes_written": bytes_written, "flops": flops,
-    "peak_flop_rate": peak_flop_rate, "t_floor": t_floor, "time": time, "bound": bound, "blocks": blocks,
-    "threads": threads, "kernels": kernel_count, "launches": launches, "round_trips": round_trips,
+    "peak_flop_rate": peak_flop_rate, "t_floor": kernel_sequence.t_floor, "time": time,
+    "bound": kernel_sequence.bound, "blocks": blocks, "threads": threads,
+    "kernels": kernel_count, "launches": launches, "round_trips": round_trips,
     **roofline.RULES,
     **occupancy.RULES,
 }

@@ -33,10 +33,10 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
-from gpuspec.model import roofline
-from gpuspec.model.elementwise import Kernel
+from gpuspec.model import kernel_sequence, roofline
 from gpuspec.model.estimate import Estimate
-from gpuspec.model.values import Value, choice, given, largest, product, quotient, renamed, total
+from gpuspec.model.kernel_sequence import Kernel
+from gpuspec.model.values import Value, given, product, renamed, total
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 
@@ -76,10 +76,11 @@ def kernels(workload) -> list[Kernel]:
 
 
 def _kernels(e: Estimate) -> list[Kernel]:
-    cached = getattr(e, "_kernel_list", None)
-    if cached is None:
-        cached = e._kernel_list = kernels(e.workload)  # type: ignore[attr-defined]
-    return cached
+    return kernel_sequence.kernel_list(e, kernels)
+
+
+def time(e: Estimate) -> Value:
+    return kernel_sequence.time(e, _kernels(e))
 
 
 def rows(e: Estimate) -> Value:
@@ -132,30 +133,6 @@ def peak_flop_rate(e: Estimate) -> Value:
     return renamed("peak_flop_rate", e.fact("fp64" if e.workload.x.dtype == "fp64" else "fp32"))
 
 
-def t_floor(e: Estimate) -> Value:
-    return product("t_floor", e["kernels"], e.fact("kernel_floor"))
-
-
-def time(e: Estimate) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return largest("time", e["t_mem"], e["t_math"], e.fact("kernel_floor"))
-    bandwidth, peak, floor = e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")
-    parts = []
-    for i, k in enumerate(ks, 1):
-        moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, BYTES)
-        work = given(f"FLOPs of kernel {i}", k.flops, FLOPS)
-        parts.append(largest(f"time of kernel {i} ({k.label})", quotient(f"t_mem of kernel {i}", moved, bandwidth),
-                             quotient(f"t_math of kernel {i}", work, peak), floor))
-    return total("time", *parts, note="eager: kernels run one after another")
-
-
-def bound(e: Estimate) -> Value:
-    candidates = {"memory": e["t_mem"], "compute": e["t_math"], "overhead": e["t_floor"]}
-    word = max(candidates, key=lambda k: candidates[k].number)
-    return choice("bound", word, "the largest of {0}, {1} and {2}", tuple(candidates.values()))
-
-
 def round_trips(e: Estimate) -> Value:
     return given("round_trips", len(_kernels(e)) - 1, COUNT,
                  note="each row statistic an eager kernel writes is read back by the next")
@@ -165,6 +142,6 @@ RULES = {
     "rows": rows, "row_length": row_length, "elements": elements, "passes": passes, "kernels": kernel_count,
     "launches": lambda e: renamed("launches", e["kernels"]),
     "bytes_read": bytes_read, "bytes_written": bytes_written, "flops": flops, "peak_flop_rate": peak_flop_rate,
-    "t_floor": t_floor, "time": time, "bound": bound, "round_trips": round_trips,
+    "t_floor": kernel_sequence.t_floor, "time": time, "bound": kernel_sequence.bound, "round_trips": round_trips,
     **roofline.RULES,
 }
