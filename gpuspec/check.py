@@ -182,6 +182,10 @@ def _diagnose(actual: Value, claim: Claim) -> str | None:
     """The usual mistake a failing claim's number fits (gpuspec.mistakes), recomputing with other facts if needed."""
     from gpuspec.mistakes import diagnose
 
+    if claim.expected.span is None:  # a check gpuspec adds (an observed figure's limits): no number was written
+        return ("the observed figure implies more than the device can do: check the figure and its unit, the "
+                "device, the batch and the dtypes")
+
     def reevaluate(name: str, number: float) -> Value:
         from attrs import evolve
 

@@ -22,7 +22,7 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 _TIGHT = {"^", ".", "..", "–"}  # no space on either side
 _TIGHT_LEFT = {"²", "³"}  # no space before
-_CATALOG_KEYWORDS = {"device", "from", "model", "decode", "prefill"}
+_CATALOG_KEYWORDS = {"device", "from", "model", "decode", "prefill", "train"}
 _ATTACHED_UNITS = {"%", "×", "x", "k", "K", "M", "G", "T", "P"}  # 80×, 33%, 16.8M
 
 

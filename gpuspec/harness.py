@@ -62,7 +62,9 @@ def _structure(value) -> str:
         changed = ",".join(f"{n}={value.fact(n).value!r}" for n in value.overridden if value.fact(n) is not None)
         return f"{type(value).__name__}({value.name};{changed})"
     if attrs.has(type(value)):
-        fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value)) if a.eq)
+        # An observed figure changes what a workload implies, not what a harness measures.
+        fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
+                  if a.eq and a.name != "observed")
         return f"{type(value).__name__}({','.join(fields)})"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_structure(v) for v in value) + ")"

@@ -120,6 +120,23 @@ _ALL = [
     Metric("head_dim", COUNT, "attention: elements per head"),
     Metric("score_bytes", BYTES, "attention: bytes of the [batch, heads, seq_q, seq_kv] score matrix"),
     Metric("compute_bound_batch", COUNT, "the smallest batch at which the step is compute-bound"),
+    # training steps
+    Metric("dense_flops_per_token", FLOPS, "training: 6 FLOPs per parameter per token (forward and backward)"),
+    Metric("attention_flops_per_token", FLOPS, "training: attention's FLOPs per token, forward and backward"),
+    Metric("flops_per_token", FLOPS, "training: FLOPs per token of a step"),
+    Metric("flops_per_gpu", FLOPS, "training: a step's FLOPs on one GPU"),
+    Metric("state_bytes", BYTES, "training: weights, gradients and optimizer state (mixed-precision Adam)"),
+    Metric("activation_bytes", BYTES, "training: activations kept for the backward pass, per GPU"),
+    # what an observed figure implies (`observed 107 tokens/s`)
+    Metric("observed_time", TIME, "the workload's time that the observed figure implies"),
+    Metric("observed_tokens_per_s", units.divide(COUNT, TIME), "tokens per second at the observed time"),
+    Metric("observed_flop_rate", FLOP_RATE, "FLOPs / observed time, per GPU"),
+    Metric("observed_bandwidth", BANDWIDTH, "bytes moved / observed time, per GPU"),
+    Metric("observed_mfu", COUNT, "model FLOP utilization at the observed time"),
+    Metric("observed_mbu", COUNT, "model bandwidth utilization at the observed time"),
+    Metric("observed_vs_model", COUNT, "observed time / the model's time"),
+    Metric("observed_algbw", BANDWIDTH, "collective: buffer / observed time"),
+    Metric("observed_busbw", BANDWIDTH, "collective: observed algorithm bandwidth × the ring's wire share"),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 

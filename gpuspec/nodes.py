@@ -169,6 +169,7 @@ class Options(Record):
     graph: bool = False
     tile: tuple[int, int] | None = None  # `with 128x256 tiles`, for a matmul
     across: tuple[Number, str, str | None] | None = None  # `across 8 GPUs over nvlink`, for a collective
+    observed: Quantity | None = None  # `observed 107 tokens/s`: a published or measured figure to derive from
     span: Span | None = _span()
 
 
@@ -193,11 +194,12 @@ class DecodeSetting(Record):
 
 @record
 class Decode(Record):
-    """`decode llama3-8b, batch 1, context 4096`: one token of LLM decoding; or `prefill ..., prompt 2048`."""
+    """`decode llama3-8b, batch 1, context 4096`: one token of LLM decoding; `prefill ..., prompt 2048`; or
+    `train ..., batch 512, context 8192`: one optimizer step of training."""
 
     model: str
     settings: tuple[DecodeSetting, ...] = field(converter=as_tuple)
-    phase: str = "decode"  # or "prefill"
+    phase: str = "decode"  # or "prefill" or "train"
     span: Span = _span()
 
 

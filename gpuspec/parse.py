@@ -340,7 +340,8 @@ class _Builder(Transformer):
         graph = any(r[0] == "graph" for r in rest)
         tile = next((r[1] for r in rest if r[0] == "tiles"), None)
         across = next((r[1] for r in rest if r[0] == "across"), None)
-        return nodes.Options(on, mode, threads, graph, tile, across, span=self._span(meta))
+        observed = next((r[1] for r in rest if r[0] == "observed"), None)
+        return nodes.Options(on, mode, threads, graph, tile, across, observed, span=self._span(meta))
 
     @_with_extent
     def eager(self, meta, children):
@@ -361,6 +362,12 @@ class _Builder(Transformer):
     def across(self, meta, children):
         _, count, what, _, link = children
         return ("across", (self._number(count), str(what), str(link) if link is not None else None), children)
+
+    @_with_extent
+    def observed(self, meta, children):
+        _, number, unit = children
+        return ("observed", nodes.Quantity(self._number(number), str(unit) if unit else None,
+                                           span=self._span(meta)), children)
 
     @_with_extent
     def compiled(self, meta, children):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import attrs
+
 from gpuspec import devices, metrics, nodes, units
 from gpuspec import models as llm_models
 from gpuspec.devices import Device, Fact
@@ -35,10 +37,12 @@ from gpuspec.workloads import (
     DecodeStep,
     Elementwise,
     Matmul,
+    Observation,
     Rowwise,
     Scalar,
     Stream,
     Tensor,
+    TrainingStep,
     broadcast,
     result_dtype,
     result_shape,
@@ -52,6 +56,21 @@ SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_
             "sample_window")
 DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt")
 KERNELS_PER_LAYER = {"eager": 15, "compiled": 8}  # see model/decode.py for what each counts
+TRAINING_SETTINGS = ("batch", "context", "gpus", "weights")
+_TOKEN_RATE = units.divide(units.COUNT, units.TIME)
+# What an observed figure may be, per workload kind (model/observed.py turns each into a time).
+_OBSERVABLE = {
+    units.TIME: None,  # every kind
+    _TOKEN_RATE: ("decode", "training"),
+    units.FLOP_RATE: ("elementwise", "matmul", "rowwise", "attention", "decode", "training"),
+    units.BANDWIDTH: ("elementwise", "matmul", "rowwise", "attention", "decode", "collective"),
+}
+_OBSERVABLE_WORDS = {units.TIME: "a time (`9.35 ms`)", _TOKEN_RATE: "a token rate (`107 tokens/s`)",
+                     units.FLOP_RATE: "a FLOP rate per GPU (`400 TFLOP/s`)",
+                     units.BANDWIDTH: "a bandwidth (`1.4 TB/s`)"}
+# The utilizations an observed figure can be held to: no run beats the device's peaks.
+_POSSIBLE = {"decode": ("observed_mbu", "observed_mfu"), "training": ("observed_mfu",),
+             **{kind: ("observed_mbu", "observed_mfu") for kind in ("elementwise", "matmul", "rowwise", "attention")}}
 
 
 class _Invalid(Exception):
@@ -322,18 +341,26 @@ class _Resolver:
                 workload = self._collective(subject, statement)
             elif isinstance(subject.expr, nodes.Stream):
                 workload = self._stream(subject, statement)
+            elif isinstance(subject.expr, nodes.Decode) and subject.expr.phase == "train":
+                workload = self._training(subject, statement)
             elif isinstance(subject.expr, nodes.Decode):
                 workload = self._decode(subject, statement)
             else:
                 workload = self._workload(subject, local, statement)
+            observed = subject.options.observed
+            if observed is not None:
+                workload = attrs.evolve(workload, observed=self._observation(observed, workload))
             self.workloads.append((subject.span, statement, workload))
             if subject.name:
                 self._bind(subject.name, _Workload(workload, subject.span.line), subject.span)
+            if observed is not None:
+                self._possible(observed, statement, workload)
             self._claims(subject.claims, statement, workload=workload, subject_ref=None)
             return
-        if subject.options.on is not None or subject.options.mode or subject.options.threads or subject.options.graph:
-            raise _error("not-a-workload", "`on`, `eager`, `fused`, `as a graph` and `with ... threads` describe "
-                         "workloads, but this expression has no tensors", subject.options.span)
+        options = subject.options
+        if options.on is not None or options.mode or options.threads or options.graph or options.observed:
+            raise _error("not-a-workload", "`on`, `eager`, `fused`, `as a graph`, `with ... threads` and `observed` "
+                         "describe workloads, but this expression has no tensors", subject.options.span)
         ref = self._quantity(subject.expr, {})
         if subject.name:
             ref = NamedRef(subject.name, ref, _dimension_of(ref), subject.name)
@@ -394,11 +421,11 @@ class _Resolver:
         """The mode of a row-wise or attention workload: eager or fused; other options are errors."""
         options = subject.options
         if options.threads is not None or options.graph or options.tile is not None:
-            raise _error(f"{what}-options", f"{'an' if what[0] == 'a' else 'a'} {what} workload takes only "
+            raise _error(f"{what}-options", f"{_a(what)} workload takes only "
                          "`eager` or `fused`", options.span)
         mode = options.mode or self.scope.mode
         if mode not in ("eager", "fused"):
-            raise _error(f"{what}-options", f"{'an' if what[0] == 'a' else 'a'} {what} workload runs `eager` or "
+            raise _error(f"{what}-options", f"{_a(what)} workload runs `eager` or "
                          f"`fused`, not `{mode}`", options.span)
         return mode
 
@@ -506,8 +533,8 @@ class _Resolver:
             raise _error("not-a-workload", f"`{stream.workload}` is not a workload, so it cannot be launched",
                          stream.span)
         if bound.workload.kind != "elementwise":
-            raise _error("not-a-kernel", f"`{stream.workload}` is a {bound.workload.kind} workload; a stream launches "
-                         "elementwise workloads", stream.span)
+            raise _error("not-a-kernel", f"`{stream.workload}` is {_a(bound.workload.kind)} workload; a stream "
+                         "launches elementwise workloads", stream.span)
         device = bound.workload.device
         return Stream(bound.workload, count, options.graph, device, self._sample_window(device), text=statement)
 
@@ -517,11 +544,7 @@ class _Resolver:
         if options.on is not None or options.threads is not None:
             raise _error("decode-options", "a decode step takes `eager`, `compiled` and `as a CUDA graph`",
                          options.span)
-        model = self.scope.models.get(decode.model) or llm_models.lookup(decode.model)
-        if model is None:
-            raise _error("unknown-model", f"unknown model `{decode.model}`", decode.span,
-                         did_you_mean(decode.model, [*self.scope.models, *llm_models.known_names()])
-                         or "`gpuspec models` lists the catalog")
+        model = self._llm(decode)
         mode = "compiled" if options.mode in ("compiled", "fused") else "eager"
         values: dict[str, object] = {"batch": 1, "context": 0, "weights": "bf16"}
         for setting in decode.settings:
@@ -529,19 +552,9 @@ class _Resolver:
                 raise _error("unknown-setting", f"decode steps have no setting `{setting.name}`", setting.span,
                              did_you_mean(setting.name, DECODE_SETTINGS) or f"settings: {', '.join(DECODE_SETTINGS)}")
             if setting.name in ("weights", "kv"):
-                if setting.word not in DTYPES:
-                    raise _error("unknown-dtype", f"`{setting.word or setting.number.text}` is not a dtype",
-                                 setting.span, did_you_mean(setting.word or "", DTYPES))
-                values[setting.name] = DTYPES[setting.word][1]
+                values[setting.name] = self._dtype_setting(setting)
             else:
-                if setting.number is None:
-                    raise _error("expected-number", f"`{setting.name}` takes a whole number", setting.span)
-                least = 0 if setting.name == "context" else 1
-                value = setting.number.value
-                if value != int(value) or value < least:
-                    raise _error("expected-whole-number", f"{setting.name} must be a whole number of at least "
-                                 f"{least}, not `{setting.number.text}`", setting.span)
-                values[setting.name] = int(value)
+                values[setting.name] = self._count_setting(setting, least=0 if setting.name == "context" else 1)
         if "prompt" in values:  # a prefill's prompt is the context it builds
             if decode.phase != "prefill":
                 raise _error("unknown-setting", "`prompt` is a prefill's setting; a decode step has `context`",
@@ -559,6 +572,78 @@ class _Resolver:
         return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
                           options.graph, per_layer, weights, str(values.get("kv", weights)),
                           self._sample_window(device), int(values.get("tp", 1)), decode.phase, text=statement)
+
+    def _training(self, subject: nodes.Subject, statement: str) -> TrainingStep:
+        train, options = subject.expr, subject.options
+        device = self._require_device(subject.span)
+        if options.on is not None or options.threads is not None or options.mode or options.graph or options.tile:
+            raise _error("training-options", "a training step takes its settings after commas, and `observed ...`",
+                         options.span, f"write `train {train.model}, batch 512, context 8192, gpus 64`")
+        model = self._llm(train)
+        values: dict[str, object] = {"batch": 1, "gpus": 1, "weights": "bf16"}
+        for setting in train.settings:
+            if setting.name not in TRAINING_SETTINGS:
+                raise _error("unknown-setting", f"training steps have no setting `{setting.name}`", setting.span,
+                             did_you_mean(setting.name, TRAINING_SETTINGS)
+                             or f"settings: {', '.join(TRAINING_SETTINGS)}")
+            if setting.name == "weights":
+                values["weights"] = self._dtype_setting(setting)
+            else:
+                values[setting.name] = self._count_setting(setting, least=1)
+        if "context" not in values:
+            raise _error("training-needs-context", "a training step needs the length of its sequences", train.span,
+                         f"write `train {train.model}, batch 512, context 8192`")
+        return TrainingStep(model, device, int(values["batch"]), int(values["context"]),  # type: ignore[arg-type]
+                            int(values["gpus"]), str(values["weights"]), text=statement)  # type: ignore[arg-type]
+
+    def _llm(self, decode: nodes.Decode):
+        model = self.scope.models.get(decode.model) or llm_models.lookup(decode.model)
+        if model is None:
+            raise _error("unknown-model", f"unknown model `{decode.model}`", decode.span,
+                         did_you_mean(decode.model, [*self.scope.models, *llm_models.known_names()])
+                         or "`gpuspec models` lists the catalog")
+        return model
+
+    def _dtype_setting(self, setting: nodes.DecodeSetting) -> str:
+        if setting.word not in DTYPES:
+            raise _error("unknown-dtype", f"`{setting.word or setting.number.text}` is not a dtype",
+                         setting.span, did_you_mean(setting.word or "", DTYPES))
+        return DTYPES[setting.word][1]
+
+    def _count_setting(self, setting: nodes.DecodeSetting, least: int) -> int:
+        if setting.number is None:
+            raise _error("expected-number", f"`{setting.name}` takes a whole number", setting.span)
+        value = setting.number.value
+        if value != int(value) or value < least:
+            raise _error("expected-whole-number", f"{setting.name} must be a whole number of at least "
+                         f"{least}, not `{setting.number.text}`", setting.span)
+        return int(value)
+
+    def _observation(self, observed: nodes.Quantity, workload) -> Observation:
+        """`observed 107 tokens/s`: a figure in a unit that says something about this kind of workload."""
+        unit = self._unit_text(observed.unit, observed.span) if observed.unit else units.Unit("", 1.0, units.COUNT)
+        kinds = _OBSERVABLE.get(unit.dimension, ())
+        if kinds is not None and workload.kind not in kinds:
+            allowed = [words for dimension, words in _OBSERVABLE_WORDS.items()
+                       if _OBSERVABLE[dimension] is None or workload.kind in _OBSERVABLE[dimension]]
+            written = observed.number.text + (f" {observed.unit}" if observed.unit else "")
+            raise _error("observed-figure", f"`observed {written}` is in {_describe(unit.dimension)}, which says "
+                         f"nothing about {_a(workload.kind)} workload",
+                         observed.span, f"observe {' or '.join(allowed)}")
+        value = observed.number.value * unit.scale
+        if value <= 0:
+            raise _error("observed-figure", "an observed figure is larger than zero", observed.span)
+        text = observed.number.text + (f" {observed.unit}" if observed.unit else "")
+        return Observation(value, unit.dimension, text=text)
+
+    def _possible(self, observed: nodes.Quantity, statement: str, workload) -> None:
+        """Checks that come with an observed figure: the utilizations it implies are at most 100%."""
+        percent = units.Unit("%", 0.01, units.COUNT)
+        for metric in _POSSIBLE.get(workload.kind, ()):
+            expected = Expected("point", 1.0, None, 0.01, percent, "100%", None, "100")
+            self.claims.append(Claim(observed.span, f"{metric} ≤ 100%", statement, metric, "≤",
+                                     MetricRef(workload, metric, metric), expected, None, ("model",),
+                                     "an observed figure cannot beat the device's peak", True))
 
     def _require_device(self, span: Span) -> Device:
         if self.scope.device is None:
@@ -588,7 +673,7 @@ class _Resolver:
                 if w.kind == "attention":
                     return Tensor(expr.id, w.q.dtype, w.q.shape)
                 if w.kind != "elementwise":
-                    raise _error("not-a-tensor", f"`{expr.id}` is a {w.kind}, not a tensor", expr.span)
+                    raise _error("not-a-tensor", f"`{expr.id}` is {_a(w.kind)}, not a tensor", expr.span)
                 return Tensor(expr.id, result_dtype(w.expr) or "fp32", result_shape(w.expr))
             if isinstance(bound, _Value):
                 return Scalar(_constant(bound.ref, expr.span))
@@ -916,10 +1001,15 @@ def _root(dimension, span) -> units.Dimension:
     return tuple(x // 2 for x in dimension)  # type: ignore[return-value]
 
 
+def _a(word: str) -> str:
+    """`a decode`, `an elementwise`: the article for a kind of workload."""
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
 def _describe(dimension: units.Dimension | None) -> str:
     names = {units.TIME: "time (s)", units.BYTES: "bytes (B)", units.FLOPS: "FLOP", units.BANDWIDTH: "bytes/s",
              units.FLOP_RATE: "FLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
-             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers"}
+             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers", _TOKEN_RATE: "tokens/s"}
     if dimension is None:
         return "words"
     return names.get(dimension, units.si_symbol(dimension))

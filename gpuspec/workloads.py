@@ -113,6 +113,22 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @frozen(cache_hash=True)
+class Observation:
+    """A figure someone observed for a workload (`observed 107 tokens/s`), in SI units: a time, a token rate,
+    a FLOP rate or a bandwidth. The model derives from it what it implies (time, utilization)."""
+
+    value: float
+    dimension: tuple[int, ...] = field(converter=as_tuple)
+    text: str = field(eq=False, default="")  # as written, for derivations
+
+
+def _observed():
+    # Keyword-only, so that every workload takes it the same way; part of equality, since two observations of
+    # one workload imply different things.
+    return field(default=None, kw_only=True)
+
+
+@frozen(cache_hash=True)
 class Elementwise:
     """An elementwise workload: an expression over tensors, run eager (one kernel per op) or fused (one kernel)."""
 
@@ -122,6 +138,7 @@ class Elementwise:
     device: Device
     registers_per_thread: int | None = None
     shared_memory_per_block: float | None = None  # bytes
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "elementwise"
@@ -140,6 +157,7 @@ class Stream:
     graph: bool
     device: Device
     sample_window: float  # seconds: the window a sampled utilization counts as busy if any kernel ran in it
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "stream"
@@ -169,6 +187,7 @@ class DecodeStep:
     sample_window: float
     tp: int = 1  # GPUs the model is split over (tensor parallelism)
     phase: str = "decode"  # or "prefill": the whole prompt (`context` tokens) in one step
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "decode"
@@ -189,6 +208,7 @@ class Matmul:
     b: Tensor
     tile: tuple[int, int] = field(converter=as_tuple)  # rows x columns of C that one block computes
     device: Device = None  # type: ignore[assignment]
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "matmul"
@@ -212,6 +232,7 @@ class Rowwise:
     x: Tensor
     mode: str  # "eager" or "fused"
     device: Device
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "rowwise"
@@ -235,6 +256,7 @@ class Attention:
     v: Tensor
     mode: str  # "eager" or "fused"
     device: Device
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "attention"
@@ -242,6 +264,28 @@ class Attention:
     @property
     def setting(self) -> str:
         return f"{self.device.name}, {self.mode}"
+
+
+@frozen(cache_hash=True)
+class TrainingStep:
+    """One optimizer step of LLM training: `batch` sequences of `context` tokens, forward and backward, data-parallel
+    over `gpus` GPUs (each holding the whole model)."""
+
+    model: object  # gpuspec.models.Model
+    device: Device
+    batch: int
+    context: int
+    gpus: int
+    weight_dtype: str
+    observed: Observation | None = _observed()
+    text: str = field(eq=False, default="")
+
+    kind = "training"
+
+    @property
+    def setting(self) -> str:
+        return (f"{self.device.name} × {self.gpus:,}, {self.model.name}, batch {self.batch}, context {self.context}, "
+                f"{self.weight_dtype}")
 
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast_to_all")
@@ -256,6 +300,7 @@ class Collective:
     gpus: int
     link: str    # "nvlink" or "pcie"
     device: Device
+    observed: Observation | None = _observed()
     text: str = field(eq=False, default="")
 
     kind = "collective"

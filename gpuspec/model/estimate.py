@@ -32,7 +32,8 @@ class Estimate:
                 from gpuspec.diagnostics import did_you_mean
 
                 hint = did_you_mean(name, self._rules)
-                raise ModelError(f"a {self.workload.kind} workload has no metric `{name}`"
+                article = "an" if self.workload.kind[0] in "aeiou" else "a"
+                raise ModelError(f"{article} {self.workload.kind} workload has no metric `{name}`"
                                  + (f"; {hint}" if hint else ""))
             value = self._values[name] = rule(self)
         return value
