@@ -10,7 +10,6 @@ from gpuspec.check import Evidence, Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.model.values import Value
-from gpuspec.parse import parse
 from gpuspec.program import Claim, Program
 from gpuspec.record import Record, record
 from gpuspec.report import Report
@@ -116,6 +115,8 @@ def _parse(source: SpecText):
 
     spec = cache.load(source)
     if spec is None:
+        from gpuspec.parse import parse  # Lark is imported only when a spec has changed: start-up time
+
         spec = parse(source)  # a SpecError (invalid input) is not cached: it is reported every time
         cache.store(source, spec)
     return spec
