@@ -99,6 +99,8 @@ def _plan(workload, key: str) -> dict:
     if isinstance(workload, Elementwise):
         return _elementwise(workload, key)
     if isinstance(workload, Stream):
+        if not isinstance(workload.kernel, Elementwise):
+            raise HarnessError(f"no harness measures a stream of {workload.kernel.kind} workloads yet")
         return {"template": "stream.py.jinja", "kind": Code("stream"), "id": codegen.identifier(f"w_{key}"),
                 "kernel": _elementwise(workload.kernel, f"{key}_kernel"), "count": codegen.literal(workload.count),
                 "graph": bool(workload.graph)}

@@ -57,6 +57,7 @@ SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_
 DECODE_SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt")
 KERNELS_PER_LAYER = {"eager": 15, "compiled": 8}  # see model/decode.py for what each counts
 TRAINING_SETTINGS = ("batch", "context", "gpus", "weights")
+STREAMABLE = ("elementwise", "rowwise", "attention", "matmul")  # workloads of kernels a stream can repeat
 _TOKEN_RATE = units.divide(units.COUNT, units.TIME)
 # What an observed figure may be, per workload kind (model/observed.py turns each into a time).
 _OBSERVABLE = {
@@ -532,9 +533,9 @@ class _Resolver:
                 raise self._unknown_name(stream.workload, stream.span)
             raise _error("not-a-workload", f"`{stream.workload}` is not a workload, so it cannot be launched",
                          stream.span)
-        if bound.workload.kind != "elementwise":
+        if bound.workload.kind not in STREAMABLE:
             raise _error("not-a-kernel", f"`{stream.workload}` is {_a(bound.workload.kind)} workload; a stream "
-                         "launches elementwise workloads", stream.span)
+                         f"launches {', '.join(STREAMABLE[:-1])} or {STREAMABLE[-1]} workloads", stream.span)
         device = bound.workload.device
         return Stream(bound.workload, count, options.graph, device, self._sample_window(device), text=statement)
 

@@ -150,9 +150,10 @@ class Elementwise:
 
 @frozen(cache_hash=True)
 class Stream:
-    """A workload launched `count` times in a row: from the host one launch at a time, or as one CUDA graph."""
+    """A workload launched `count` times in a row: from the host one launch at a time, or as one CUDA graph.
+    The workload is elementwise, row-wise, attention or a matmul: one or more kernels per repeat."""
 
-    kernel: Elementwise
+    kernel: Union[Elementwise, "Matmul", "Rowwise", "Attention"]
     count: int
     graph: bool
     device: Device

@@ -492,3 +492,15 @@ def test_the_program_template_without_a_top_level_value_is_an_error():
     template = environment().get_template("program.py.jinja")
     with pytest.raises(jinja2.UndefinedError):
         template.render(spec=Code("'t.gpu'"), workloads=[], refused=[])  # no version
+
+
+def test_a_stream_of_a_row_wise_workload_is_modelled_but_not_measured():
+    from gpuspec.harness import plans
+    from gpuspec.pipeline import compile_text
+    from gpuspec.text import SpecText
+
+    program = compile_text(SpecText("t.gpu", "device H100-SXM\nx = bf16[32, 1024]\ns = softmax(x) eager\n"
+                                             "1000 launches of s is overhead-bound\n"))
+    found, refused = plans(program)
+    assert [plan["raw"]["statement"] for plan in found] == ["s = softmax(x) eager"]
+    assert [reason for _, reason in refused] == ["no harness measures a stream of rowwise workloads yet"]

@@ -56,6 +56,11 @@ def _kernels(e: Estimate) -> list[Kernel]:
     return kernel_sequence.kernel_list(e, kernels)
 
 
+def kernel_times(e: Estimate) -> list[float]:
+    """The GPU time of each kernel, in order (for the launch queue)."""
+    return kernel_sequence.kernel_times(e, _kernels(e))
+
+
 def time(e: Estimate) -> Value:
     return kernel_sequence.time(e, _kernels(e))
 

@@ -11,7 +11,7 @@ Rules:
 from __future__ import annotations
 
 from gpuspec import units
-from gpuspec.model import elementwise, launches
+from gpuspec.model import attention, elementwise, launches, rowwise
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import Value, choice, given, product, quotient, renamed
 
@@ -24,11 +24,17 @@ def _inner(e: Estimate) -> Estimate:
     return estimate(e.workload.kernel)
 
 
+# The GPU time of each kernel of one repeat, by the repeated workload's kind; a matmul is one kernel.
+_KERNEL_TIMES = {"elementwise": elementwise.kernel_times, "rowwise": rowwise.kernel_times,
+                 "attention": attention.kernel_times, "matmul": lambda inner: [inner["time"].number]}
+REPEATABLE = tuple(_KERNEL_TIMES)
+
+
 def _timeline(e: Estimate) -> launches.Timeline:
     cached = getattr(e, "_timeline", None)
     if cached is None:
         w = e.workload
-        pattern = elementwise.kernel_times(_inner(e))
+        pattern = _KERNEL_TIMES[w.kernel.kind](_inner(e))
         if w.graph:
             cached = launches.run(pattern, w.count, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
                                   e.fact("graph_node_cost").number)
