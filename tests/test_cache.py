@@ -13,7 +13,7 @@ def test_a_cached_parse_is_the_same_spec(monkeypatch):
     first = compile_text(source)
     assert cache.load(source) is not None
     calls = []
-    monkeypatch.setattr("gpuspec.pipeline.parse", lambda s: calls.append(s))
+    monkeypatch.setattr("gpuspec.parse.parse", lambda s: calls.append(s))
     second = compile_text(source)
     assert calls == []  # served from the cache
     assert [(c.metric, c.expected.written) for c in first.claims] == [(c.metric, c.expected.written)

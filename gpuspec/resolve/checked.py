@@ -1,0 +1,154 @@
+"""Checked numbers and their text: dimensions, whole numbers, device limits, constants known before any model runs,
+and expressions written back in a canonical form (for messages and derivations)."""
+from __future__ import annotations
+
+import math
+
+from gpuspec import devices, metrics, nodes, units
+from gpuspec.devices import Device
+from gpuspec.program import (
+    FactRef,
+    Literal,
+    MetricRef,
+    NamedRef,
+    Operation,
+    Ref,
+    apply,
+)
+from gpuspec.resolve.scope import invalid
+from gpuspec.text import Span
+
+TOKEN_RATE = units.divide(units.COUNT, units.TIME)
+
+
+def free_names(expr: nodes.Expr) -> set[str]:
+    if isinstance(expr, nodes.Name):
+        return {expr.id}
+    if isinstance(expr, nodes.BinOp):
+        return free_names(expr.left) | free_names(expr.right)
+    if isinstance(expr, nodes.Neg):
+        return free_names(expr.operand)
+    if isinstance(expr, nodes.Call):
+        return set().union(*(free_names(a) for a in expr.args))
+    return set()
+
+
+def expr_text(expr: nodes.Expr) -> str:
+    """An expression written back in a canonical form (for messages and derivations)."""
+    if isinstance(expr, nodes.Quantity):
+        unit = expr.unit or ""
+        return f"{expr.number.text}{'' if unit in ('', '%', '×') else ' '}{unit}"
+    if isinstance(expr, nodes.Name):
+        return expr.id
+    if isinstance(expr, nodes.Member):
+        return f"{expr.owner}.{expr.attribute}"
+    if isinstance(expr, nodes.DeviceField):
+        return f"device.{expr.field_name}"
+    if isinstance(expr, nodes.Neg):
+        return f"-{expr_text(expr.operand)}"
+    if isinstance(expr, nodes.Call):
+        return f"{expr.function}({', '.join(expr_text(a) for a in expr.args)})"
+    if isinstance(expr, nodes.BinOp):
+        left, right = expr_text(expr.left), expr_text(expr.right)
+        if isinstance(expr.left, nodes.BinOp) and _PRECEDENCE[expr.left.op] < _PRECEDENCE[expr.op]:
+            left = f"({left})"
+        if isinstance(expr.right, nodes.BinOp) and _PRECEDENCE[expr.right.op] <= _PRECEDENCE[expr.op]:
+            right = f"({right})"
+        return f"{left}{expr.op}{right}" if expr.op == "^" else f"{left} {expr.op} {right}"
+    return "?"
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
+
+
+def value_text(value) -> str:
+    if isinstance(value, nodes.Word):
+        return value.text
+    number = value.low.text + ("+" if value.kind == "at_least" else "")
+    if value.high is not None:
+        number += "–" + value.high.text
+    if value.phrase is None:
+        return number
+    unit = value.phrase.unit
+    joiner = "" if unit in ("%", "×") else " "
+    return " ".join([number + joiner + unit, *value.phrase.words])
+
+
+def dimension_of(ref: Ref) -> units.Dimension | None:
+    if isinstance(ref, MetricRef):
+        return metrics.METRICS[ref.metric].dimension
+    if isinstance(ref, FactRef):
+        return devices.FIELDS[ref.name][0]
+    return ref.dimension
+
+
+def square_root(dimension, span) -> units.Dimension:
+    if any(x % 2 for x in dimension):
+        raise invalid("bad-power", "the square root of this unit is not a unit", span)
+    return tuple(x // 2 for x in dimension)  # type: ignore[return-value]
+
+
+def with_article(word: str) -> str:
+    """`a decode`, `an elementwise`: the article for a kind of workload."""
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
+def describe(dimension: units.Dimension | None) -> str:
+    names = {units.TIME: "time (s)", units.BYTES: "bytes (B)", units.FLOPS: "FLOP", units.BANDWIDTH: "bytes/s",
+             units.FLOP_RATE: "FLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
+             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers", TOKEN_RATE: "tokens/s"}
+    if dimension is None:
+        return "words"
+    return names.get(dimension, units.si_symbol(dimension))
+
+
+def unit_hint(dimension: units.Dimension | None) -> str | None:
+    examples = {units.TIME: "µs", units.BYTES: "MB", units.FLOPS: "MFLOP", units.BANDWIDTH: "TB/s",
+                units.FLOP_RATE: "TFLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
+                units.FREQUENCY: "GHz", units.POWER: "W", units.COUNT: "a plain number, `%` or `×`"}
+    example = examples.get(dimension)
+    return f"write it in {example}" if example else None
+
+
+def same_dimension(actual, wanted, what: str, span: Span) -> None:
+    if actual != wanted:
+        raise invalid("dimension-mismatch", f"{what} is in {describe(wanted)}, not {describe(actual)}", span,
+                      unit_hint(wanted))
+
+
+def within_limit(device: Device, field: str, asked: float | None, what: str, span: Span) -> None:
+    """An error when a workload asks for more of a per-block resource than the device allows."""
+    limit = device.fact(field)
+    if asked is not None and limit is not None and asked > limit.value:
+        raise invalid("over-device-limit", f"{units.format_count(asked)} {what} is more than {device.name} allows "
+                      f"({limit.written})", span)
+
+
+def whole_number(number: nodes.Number, unit: units.Unit, span: Span, what: str) -> int:
+    value = number.value * unit.scale
+    if unit.dimension != units.COUNT or value != int(value) or value < 1:
+        raise invalid("expected-whole-number", f"{what} must be a whole number of at least 1, not `{number.text}`",
+                      span)
+    return int(value)
+
+
+def constant(ref: Ref, span: Span) -> float:
+    """The value of a reference that needs no model (numbers, named values, device facts)."""
+    if isinstance(ref, Literal):
+        return ref.value
+    if isinstance(ref, NamedRef):
+        return constant(ref.expr, span)
+    if isinstance(ref, FactRef):
+        return ref.device.fact(ref.name).value  # type: ignore[union-attr]
+    if isinstance(ref, Operation):
+        args = [constant(a, span) for a in ref.args]
+        try:
+            value = apply(ref.op, args)
+        except ZeroDivisionError:
+            raise invalid("division-by-zero", "division by zero", span) from None
+        except (ArithmeticError, ValueError) as error:
+            raise invalid("bad-arithmetic", f"`{ref.text}` cannot be computed: {error}", span) from None
+        if not math.isfinite(value):
+            raise invalid("bad-arithmetic", f"`{ref.text}` is too large to compute", span)
+        return value
+    raise invalid("not-constant", "this must be a number known before any workload is modelled", span)
