@@ -36,8 +36,11 @@ _GRAMMAR_HASH: list[str] = []
 
 def _key(path: str, text: str, line_offset: int, offsets) -> str:
     if not _GRAMMAR_HASH:
+        # What a parse depends on besides the text: the grammar, and the node classes that are pickled (a
+        # development checkout changes them without a new version).
         grammar = (data_dir("grammar") / "gpuspec.lark").read_bytes()
-        _GRAMMAR_HASH.append(hashlib.sha256(grammar).hexdigest())
+        node_classes = Path(__file__).with_name("nodes.py").read_bytes()
+        _GRAMMAR_HASH.append(hashlib.sha256(grammar + b"\0" + node_classes).hexdigest())
     material = "\0".join([__version__, _GRAMMAR_HASH[0], path, str(line_offset), repr(sorted((offsets or {}).items())),
                           text])
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()

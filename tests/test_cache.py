@@ -53,3 +53,13 @@ def test_results_are_the_same_with_and_without_the_cache(root, monkeypatch):
     monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")
     cold = run_check([str(root / "specs")])
     assert [(v.status, v.message) for v in warm.verdicts] == [(v.status, v.message) for v in cold.verdicts]
+
+
+def test_a_change_to_the_node_classes_invalidates_the_cache(tmp_path, monkeypatch):
+    from gpuspec import cache
+
+    before = cache._key("a.gpu", "x = 1 B\n", 0, None)
+    (tmp_path / "nodes.py").write_text("# node classes with a field more\n")
+    monkeypatch.setattr(cache, "__file__", str(tmp_path / "cache.py"))
+    monkeypatch.setattr(cache, "_GRAMMAR_HASH", [])
+    assert cache._key("a.gpu", "x = 1 B\n", 0, None) != before
