@@ -4,9 +4,10 @@ from __future__ import annotations
 import functools
 import re
 
-from attrs import evolve, field, frozen
+from attrs import evolve, field
 
 from gpuspec import units
+from gpuspec.record import ValueRecord, record
 from gpuspec.resources import catalog_data
 from gpuspec.units import (
     BANDWIDTH,
@@ -71,8 +72,8 @@ _NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _VALUE = re.compile(rf"^\s*({_NUMBER})(?:\s*\.\.\s*({_NUMBER}))?\s*(\S+)?\s*$")
 
 
-@frozen
-class Fact:
+@record
+class Fact(ValueRecord):
     """One number about a device, in SI base units, with where it was published.
 
     A measured latency is a range: low < high; for a single number low == high.
@@ -95,8 +96,8 @@ class Fact:
         return self.low != self.high
 
 
-@frozen
-class Device:
+@record
+class Device(ValueRecord):
     """A GPU: its catalog name, descriptive text fields and numeric facts."""
 
     name: str

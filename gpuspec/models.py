@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import functools
 
-from attrs import evolve, field, frozen
+from attrs import evolve, field
 
 from gpuspec.devices import CatalogError, Fact, facts_of
+from gpuspec.record import ValueRecord, record
 from gpuspec.resources import catalog_data
 from gpuspec.units import COUNT
 
@@ -26,8 +27,8 @@ FIELDS: dict[str, tuple[tuple, str]] = {
 REQUIRED = ("params", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab")
 
 
-@frozen
-class Model:
+@record
+class Model(ValueRecord):
     """An LLM architecture: its catalog name and the facts a decode step needs."""
 
     name: str

@@ -20,6 +20,36 @@ class Record:
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
+class ValueRecord(Record):
+    """Base class of records compared and hashed by value: by the fields that take part in equality (not those
+    declared with eq=False). Written once here rather than generated per class by attrs, for start-up time."""
+
+    __slots__ = ("_hash",)
+
+    def _values(self) -> tuple:
+        names = _EQ_FIELDS.get(type(self))
+        if names is None:
+            names = _EQ_FIELDS[type(self)] = tuple(a.name for a in attrs.fields(type(self)) if a.eq)
+        return tuple(getattr(self, name) for name in names)
+
+    def __eq__(self, other) -> bool:
+        return self is other or (type(other) is type(self) and self._values() == other._values())
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:  # computed once: a workload is hashed for every claim that uses it
+            found = hash((type(self).__name__, self._values()))
+            object.__setattr__(self, "_hash", found)
+            return found
+
+
+_EQ_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def as_tuple(items) -> tuple:
     """The converter for tuple fields. A Python function, not the builtin `tuple`: attrs reads a converter's
     signature at import, and for a builtin that means tokenizing its text signature, ~1.5 ms a field."""

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import field, frozen
+from attrs import field
+
+from gpuspec.record import ValueRecord, record
 
 
-@frozen
-class Span:
+@record
+class Span(ValueRecord):
     """A stretch of one input file: 1-based lines and columns, end_column exclusive, as in Lark.
 
     start and end are character offsets into the text it was parsed from.
@@ -25,8 +27,8 @@ class Span:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@frozen
-class SpecText:
+@record
+class SpecText(ValueRecord):
     """The text of one spec, and where it came from.
 
     line_offset is added to every line number, and column_offsets (by line) to columns, so that a block

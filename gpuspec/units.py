@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import math
 
-from attrs import frozen
+from gpuspec.record import ValueRecord, record
 
 # A dimension is the tuple of exponents of (second, byte, FLOP, cycle, watt).
 Dimension = tuple[int, int, int, int, int]
@@ -38,8 +38,8 @@ def power(a: Dimension, n: int) -> Dimension:
     return tuple(x * n for x in a)  # type: ignore[return-value]
 
 
-@frozen
-class Unit:
+@record
+class Unit(ValueRecord):
     """A unit as written, resolved: 1 `symbol` = `scale` SI base units of `dimension`.
 
     noun is set for counting words (`waves`, `blocks`): they are plain numbers, but name what is counted.

@@ -4,10 +4,10 @@ from __future__ import annotations
 import math
 from typing import Union
 
-from attrs import field, frozen
+from attrs import field
 
 from gpuspec.devices import Device
-from gpuspec.record import as_tuple
+from gpuspec.record import ValueRecord, as_tuple, record
 
 # dtype -> (bytes per element, canonical name). Elementwise math on half types runs in fp32.
 DTYPES = {
@@ -36,8 +36,8 @@ UNARY_FLOPS = {
 BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "max": "maximum", "min": "minimum"}
 
 
-@frozen(cache_hash=True)
-class Tensor:
+@record
+class Tensor(ValueRecord):
     """A named input tensor: dtype and shape."""
 
     name: str
@@ -53,15 +53,15 @@ class Tensor:
         return DTYPES[self.dtype][0]
 
 
-@frozen(cache_hash=True)
-class Scalar:
+@record
+class Scalar(ValueRecord):
     """A constant in an elementwise expression."""
 
     value: float
 
 
-@frozen(cache_hash=True)
-class Apply:
+@record
+class Apply(ValueRecord):
     """One elementwise operation (one kernel in eager mode) over tensors, scalars or other operations."""
 
     op: str
@@ -112,8 +112,8 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-@frozen(cache_hash=True)
-class Observation:
+@record
+class Observation(ValueRecord):
     """A figure someone observed for a workload (`observed 107 tokens/s`), in SI units: a time, a token rate,
     a FLOP rate or a bandwidth. The model derives from it what it implies (time, utilization)."""
 
@@ -128,8 +128,8 @@ def _observed():
     return field(default=None, kw_only=True)
 
 
-@frozen(cache_hash=True)
-class Elementwise:
+@record
+class Elementwise(ValueRecord):
     """An elementwise workload: an expression over tensors, run eager (one kernel per op) or fused (one kernel)."""
 
     expr: Node
@@ -148,8 +148,8 @@ class Elementwise:
         return f"{self.device.name}, {self.mode}, {self.threads_per_block} threads per block"
 
 
-@frozen(cache_hash=True)
-class Stream:
+@record
+class Stream(ValueRecord):
     """A workload launched `count` times in a row: from the host one launch at a time, or as one CUDA graph.
     The workload is elementwise, row-wise, attention or a matmul: one or more kernels per repeat."""
 
@@ -168,8 +168,8 @@ class Stream:
         return f"{self.device.name}, {self.count:,} launches{', as a CUDA graph' if self.graph else ''}"
 
 
-@frozen(cache_hash=True)
-class DecodeStep:
+@record
+class DecodeStep(ValueRecord):
     """One decode step of an LLM: every layer's kernels for `batch` sequences at `context` tokens of history.
 
     mode is eager (every op its own kernel) or compiled (elementwise work fused into the matmuls);
@@ -201,8 +201,8 @@ class DecodeStep:
                 f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")
 
 
-@frozen(cache_hash=True)
-class Matmul:
+@record
+class Matmul(ValueRecord):
     """`a @ b`: a (batched) matrix multiply, a [..., M, K] by b [..., K, N], on the tensor cores, in tiles."""
 
     a: Tensor
@@ -225,8 +225,8 @@ REDUCTIONS = ("sum", "mean", "amax")
 FLOAT_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
 
 
-@frozen(cache_hash=True)
-class Rowwise:
+@record
+class Rowwise(ValueRecord):
     """`op(x)` over the last axis of x: eager (one kernel per pass, row statistics through HBM) or fused (one)."""
 
     op: str
@@ -247,8 +247,8 @@ class Rowwise:
         return f"{self.device.name}, {self.op}, {self.mode}"
 
 
-@frozen(cache_hash=True)
-class Attention:
+@record
+class Attention(ValueRecord):
     """`attention(q, k, v)`: q [batch, heads, seq_q, head_dim], k and v [batch, kv_heads, seq_kv, head_dim];
     eager (QKᵀ, softmax and PV as three kernels, scores through HBM) or fused (one flash-style kernel)."""
 
@@ -267,8 +267,8 @@ class Attention:
         return f"{self.device.name}, {self.mode}"
 
 
-@frozen(cache_hash=True)
-class TrainingStep:
+@record
+class TrainingStep(ValueRecord):
     """One optimizer step of LLM training: `batch` sequences of `context` tokens, forward and backward, data-parallel
     over `gpus` GPUs (each holding the whole model)."""
 
@@ -292,8 +292,8 @@ class TrainingStep:
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast_to_all")
 
 
-@frozen(cache_hash=True)
-class Collective:
+@record
+class Collective(ValueRecord):
     """A collective over `gpus` GPUs joined by a link (NVLink or PCIe), moving a buffer of `size` bytes, as a ring."""
 
     op: str

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import math
 
-from attrs import frozen
-
 from gpuspec.model.estimate import ModelError
+from gpuspec.record import ValueRecord, record
 
 MAX_KERNELS = 10_000_000  # beyond this the queue is not simulated kernel by kernel
 
 
-@frozen
-class Timeline:
+@record
+class Timeline(ValueRecord):
     """What the queue does: when the GPU finishes, how long it was busy, and the sampled utilization."""
 
     total: float      # seconds from the first launch call to the end of the last kernel
