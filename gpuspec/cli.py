@@ -1,4 +1,5 @@
-"""The command line: `gpuspec check`, `explain` and `devices`. Wiring only; exit codes come from the Report."""
+"""The command line: `gpuspec check`, `explain`, `devices`, `plot`, `report` and the rest. Wiring only; exit codes
+come from the Report."""
 from __future__ import annotations
 
 import argparse
@@ -75,6 +76,29 @@ def _parser() -> argparse.ArgumentParser:
     models = commands.add_parser("models", help="list the LLM catalog, or show one model")
     models.add_argument("name", nargs="?", metavar="NAME", help="a model name or alias")
     models.set_defaults(run=_models)
+
+    plot = commands.add_parser("plot", help="draw the roofline or a launch timeline (needs the plot extra)")
+    pictures = plot.add_subparsers(dest="picture", metavar="PICTURE", required=True)
+    roofline = pictures.add_parser("roofline", help="the device's roofline with each workload as a point")
+    roofline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="spec files, or one workload's line")
+    roofline.add_argument("--profile", metavar="FILE", help="a calibration profile: draw the calibrated source too")
+    roofline.add_argument("--results", metavar="FILE", action="append", default=[],
+                          help="saved results: draw the measured source too (repeat for several files)")
+    timeline = pictures.add_parser("timeline", help="a launch stream as the queue plays it out: host and GPU")
+    timeline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="a spec file, or one stream's line")
+    for picture, run in ((roofline, _plot_roofline), (timeline, _plot_timeline)):
+        picture.add_argument("--out", metavar="FILE", required=True, help="the picture to write: .png or .svg")
+        picture.set_defaults(run=run)
+
+    report = commands.add_parser("report", help="write one HTML or Markdown file: every claim and source, "
+                                                "failures first, with the pictures")
+    report.add_argument("paths", nargs="+", metavar="PATH", help="a .gpu file or a folder to search for them")
+    report.add_argument("--out", metavar="FILE", required=True, help="the report to write: .html or .md")
+    report.add_argument("--format", choices=("html", "markdown"), help="the format (default: from --out's suffix)")
+    report.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
+    report.add_argument("--results", metavar="FILE", action="append", default=[],
+                        help="check against saved results (repeat for several files)")
+    report.set_defaults(run=_report)
     return parser
 
 
@@ -98,7 +122,7 @@ def _measure_options(args):
 
 
 def _check(args) -> int:
-    from gpuspec.pipeline import Sources, run_check
+    from gpuspec.pipeline import Interrupted, Sources, run_check
 
     if args.save_results and not args.measure:
         print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
@@ -106,7 +130,12 @@ def _check(args) -> int:
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
                       progress=lambda line: print(line, file=sys.stderr))
-    report = run_check(args.paths, sources)
+    try:
+        report = run_check(args.paths, sources)
+    except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130
+        sys.stdout.write(_render(stop.report, args.format, args.verbose))
+        print(f"interrupted: {stop.note}", file=sys.stderr)
+        return 130
     rendered = _render(report, args.format, args.verbose)
     if args.output:
         from gpuspec.files import WriteError, write_atomically
@@ -238,6 +267,49 @@ def _catalog(name: str | None, catalog, kind: str, listing, detail) -> int:
               file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(detail(entry, catalog.references()))
+    return EXIT_OK
+
+
+def _plot_roofline(args) -> int:
+    from gpuspec import pictures
+
+    return _picture("plot roofline", lambda: pictures.roofline(
+        [_split_target(t) for t in args.targets], args.out, args.profile, tuple(args.results)))
+
+
+def _plot_timeline(args) -> int:
+    from gpuspec import pictures
+
+    return _picture("plot timeline", lambda: pictures.timeline([_split_target(t) for t in args.targets], args.out))
+
+
+def _report(args) -> int:
+    from gpuspec import pictures
+
+    checked = {}
+
+    def write() -> str:
+        report = checked["report"] = pictures.report(args.paths, args.out, args.format, args.profile,
+                                                     tuple(args.results))
+        return f"{report.summary_line()}; report written to {args.out}"
+
+    # Written: the exit code is check's (1 when a claim fails); not written: 2.
+    return _picture("report", write) or checked["report"].exit_code
+
+
+def _picture(command: str, make) -> int:
+    """Run a picture command: its line on success, else its error in words (exit 2)."""
+    from gpuspec.pictures import PictureError
+    from gpuspec.plot.select import SelectionError
+
+    try:
+        print(make())
+    except (PictureError, SelectionError) as error:
+        print(f"gpuspec {command}: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    except SpecError as error:
+        span = error.diagnostics[0].span if error.diagnostics else None
+        return _print_errors(error, span.file if span else "")
     return EXIT_OK
 
 

@@ -13,10 +13,12 @@ class WriteError(OSError):
     """A file could not be written; the message says which and why. The original is unchanged."""
 
 
-def write_atomically(path: str | Path, text: str) -> None:
-    """Replace the file at `path` with `text` (UTF-8), keeping its permissions. WriteError if that fails."""
+def write_atomically(path: str | Path, text: str | bytes) -> None:
+    """Replace the file at `path` with `text` (UTF-8; bytes as they are), keeping its permissions. WriteError
+    if that fails."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
+    mode = None
     try:
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
         if target.exists() and not os.access(target, os.W_OK):
@@ -25,9 +27,11 @@ def write_atomically(path: str | Path, text: str) -> None:
     except WriteError:
         raise
     except OSError as error:
-        raise WriteError(f"cannot write {target}: {error.strerror or error}") from None
+        unchanged = "; it was not changed" if mode is not None else ""
+        raise WriteError(f"cannot write {target}: {error.strerror or error}{unchanged}") from None
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+        binary = isinstance(text, bytes)
+        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8", newline="")) as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

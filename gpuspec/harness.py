@@ -46,7 +46,10 @@ def workload_key(statement: str, workload) -> str:
     """A stable name for a workload: from what it is (its expression, shapes, dtypes, options, device and model),
     not from where it is or what is claimed about it, so that saved results survive edits to claims and comments.
     (`statement` is kept in the signature for callers that know it; it does not enter the key.)"""
-    text = f"{workload.kind}|{_structure(workload)}"
+    try:
+        text = f"{workload.kind}|{_structure(workload)}"
+    except RecursionError:  # an expression too deep to walk: no harness measures it, so the statement names it
+        text = f"{workload.kind}|statement|{statement}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -87,6 +90,9 @@ def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[t
             plan = _plan(workload, key)
         except (HarnessError, UnsafeValue) as error:
             refused.append((key, str(error)))
+            continue
+        except RecursionError:
+            refused.append((key, TOO_DEEP))
             continue
         plan.update(key=Code(repr(key)), line=codegen.literal(span.line), statement=Code(repr(statement)),
                     device=Code(repr(workload.device.name)),
@@ -182,11 +188,31 @@ def _elementwise(workload: Elementwise, key: str) -> dict:
         # one element per thread, as the model counts it; Triton wants a power of two
         "block": codegen.literal(1 << max(4, (workload.threads_per_block - 1).bit_length())),
         "num_warps": codegen.literal(1 << min(5, max(0, (workload.threads_per_block // 32 - 1).bit_length()))),
-        "torch_expr": codegen.torch_expression(root, names), "triton_expr": codegen.triton_expression(root, names),
+        "torch_expr": _shallow(codegen.torch_expression(root, names)),
+        "triton_expr": _shallow(codegen.triton_expression(root, names)),
         # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
         "rtol": codegen.literal(0.02 if loose else 1e-4),
         "atol": codegen.literal(0.02 if loose else 1e-5),
     }
+
+
+# Python reads at most 200 nested brackets; the templates put a generated expression inside a few of their own.
+MAX_NESTING = 150
+TOO_DEEP = f"the expression is nested too deeply for a generated program (at most {MAX_NESTING} levels)"
+
+
+def _shallow(code: Code) -> Code:
+    """`code`, if Python can read it: HarnessError when its brackets nest deeper than MAX_NESTING."""
+    depth = deepest = 0
+    for char in str(code):
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise HarnessError(TOO_DEEP)
+    return code
 
 
 def _inputs(node) -> list[Tensor]:

@@ -1,14 +1,17 @@
 """Run harness programs: each spec's program in a subprocess with a timeout, its report read into Measurements.
 
 A crash, a hang or an out-of-memory fails the measurements of that program with the reason; the run goes on.
+Ctrl-C stops every harness still running and raises Interrupted with what had finished.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from attrs import field
@@ -73,23 +76,102 @@ def _run_probe(options: Options) -> tuple[str | None, int]:
         return None, 1
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while measuring: every harness was stopped. `finished` holds the measurements of the spec files
+    measured to the end, `stopped` those of the others (failed with the reason), `files` how many there were."""
+
+    def __init__(self, finished: list[Measurement], stopped: list[Measurement], done: int, files: int):
+        super().__init__()
+        self.finished, self.stopped, self.done, self.files = finished, stopped, done, files
+
+
 def run_all(specs: list[tuple[str, Program]], options: Options, progress=None) -> list[Measurement]:
-    """Measure several specs; with several GPUs, spec files spread across them, one program per GPU at a time."""
+    """Measure several specs; with several GPUs, spec files spread across them, one program per GPU at a time.
+    Raises Interrupted on Ctrl-C, once no harness is left running."""
     gpus = gpu_count(options) if options.device == "cuda" else 1
     jobs = [(path, program) for path, program in specs if program.workloads]
+    finished: dict[int, list[Measurement]] = {}
 
     def one(index: int) -> list[Measurement]:
         path, program = jobs[index]
         if progress:
             progress(f"measuring {path}" + (f" on GPU {index % gpus}" if gpus > 1 else "") + " ...")
-        return run(path, program, options, commit_of(path), gpu=index % gpus if gpus > 1 else None)
+        found = run(path, program, options, commit_of(path), gpu=index % gpus if gpus > 1 else None)
+        if not _CHILDREN.stopping:
+            finished[index] = found
+        return found
 
-    if gpus <= 1 or len(jobs) <= 1:
-        return [m for i in range(len(jobs)) for m in one(i)]
-    from concurrent.futures import ThreadPoolExecutor
+    try:
+        if gpus <= 1 or len(jobs) <= 1:
+            for index in range(len(jobs)):
+                one(index)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=gpus) as pool:
-        return [m for found in pool.map(one, range(len(jobs))) for m in found]
+            pool = ThreadPoolExecutor(max_workers=gpus)
+            try:
+                list(pool.map(one, range(len(jobs))))
+            except BaseException:  # Ctrl-C reaches this thread only: stop the harnesses the others wait on
+                _CHILDREN.stop_all()
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+    except KeyboardInterrupt:
+        _CHILDREN.stop_all()
+        done = sorted(finished)
+        stopped = [m for index, (path, program) in enumerate(jobs) if index not in finished
+                   for m in _failed(path, harness.plans(program)[0], "not measured: measuring was interrupted")]
+        raise Interrupted([m for index in done for m in finished[index]], stopped, len(done), len(jobs)) from None
+    finally:
+        _CHILDREN.stopping = False
+    return [m for index in sorted(finished) for m in finished[index]]
+
+
+class _Children:
+    """The harness processes running now, so that Ctrl-C can stop them all, in whichever thread started them."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: set[subprocess.Popen] = set()
+        self.stopping = False
+
+    def start(self, command: list[str], env: dict) -> subprocess.Popen:
+        with self.lock:
+            if self.stopping:
+                raise KeyboardInterrupt
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                     errors="replace")
+            self.running.add(child)
+            return child
+
+    def run(self, command: list[str], timeout: float, env: dict) -> tuple[int, str]:
+        """(exit code, standard error) of a harness; TimeoutExpired after killing it at the timeout."""
+        child = self.start(command, env)
+        try:
+            _, stderr = child.communicate(timeout=timeout)
+            return child.returncode, stderr
+        except BaseException:
+            child.kill()
+            child.communicate()
+            raise
+        finally:
+            with self.lock:
+                self.running.discard(child)
+
+    def stop_all(self) -> None:
+        with self.lock:
+            self.stopping = True
+            running = list(self.running)
+        for child in running:
+            child.kill()
+        for child in running:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+_CHILDREN = _Children()
 
 
 def run(path: str, program: Program, options: Options, commit: str = "unknown",
@@ -112,18 +194,34 @@ def run(path: str, program: Program, options: Options, commit: str = "unknown",
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(gpu)  # this program sees one GPU of several
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout, env=env)
+            returncode, stderr = _CHILDREN.run(command, options.timeout, env)
         except subprocess.TimeoutExpired:
             return _failed(path, plans, f"the harness ran longer than {options.timeout:g} s and was stopped")
         except OSError as error:
             return _failed(path, plans, f"the harness could not start: {error}")
         if not output.exists():
-            last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-            return _failed(path, plans, f"the harness crashed: {last}")
+            return _failed(path, plans, _crash(returncode, stderr))
         try:
             return results.from_report(json.loads(output.read_text(encoding="utf-8")), path)
         except (json.JSONDecodeError, results.ResultsError) as error:
             return _failed(path, plans, f"the harness printed a report gpuspec cannot read: {error}")
+
+
+def _crash(returncode: int, stderr: str) -> str:
+    """Why a harness that wrote no report failed: out of GPU memory, killed by a signal, or its last words."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    memory = next((line for line in reversed(lines) if "out of memory" in line.lower()
+                   or "OutOfMemoryError" in line or "CUBLAS_STATUS_ALLOC_FAILED" in line), None)
+    if memory:
+        return f"the harness ran out of GPU memory: {memory}"
+    if returncode < 0 and not lines:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        hint = " (the system may have run out of memory)" if -returncode == signal.SIGKILL else ""
+        return f"the harness was killed by {name}{hint}"
+    return f"the harness crashed: {lines[-1] if lines else f'exit code {returncode}'}"
 
 
 def _failed(path: str, plans: list[dict], reason: str) -> list[Measurement]:

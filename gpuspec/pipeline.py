@@ -187,14 +187,27 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
             diagnostics.extend(error.diagnostics)
             if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
                 texts[str(path)] = _undecoded(path)
-    evidence, problems = _evidence(programs, sources)
+    stop = None
+    try:
+        evidence, problems = _evidence(programs, sources)
+    except _MeasuringInterrupted as interrupted:
+        evidence, problems, stop = interrupted.evidence, interrupted.problems, interrupted.stop
     diagnostics.extend(problems)
     verdicts: list[Verdict] = []
     for _, program in programs:
         found, errors = check(program, evidence)
         verdicts.extend(found)
         diagnostics.extend(errors)
-    return Report(verdicts, diagnostics, [str(f) for f in files], texts)
+    report = Report(verdicts, diagnostics, [str(f) for f in files], texts)
+    if stop is not None:
+        raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
+                                  "the claims of the others were not measured")
+    return report
+
+
+def evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
+    """The calibrated and measured sources of a run, for what shows them beside the model (pictures)."""
+    return _evidence(programs, sources)
 
 
 def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
@@ -205,7 +218,7 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
     from gpuspec.sources import Calibrated, Measured
 
     problems: list[Diagnostic] = []
-    calibrated = None
+    calibrated = interrupted = None
     if sources.profile:
         try:
             calibrated = Calibrated(calibrate.load(sources.profile))
@@ -223,13 +236,33 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
         if sources.measure is not None:
             reason = measure.availability(sources.measure)
             if reason is None:
-                fresh = measure.run_all(programs, sources.measure, sources.progress)
+                try:
+                    fresh = measure.run_all(programs, sources.measure, sources.progress)
+                except measure.Interrupted as stop:  # check what finished, then stop
+                    fresh, interrupted = stop.finished, stop
+                    found.extend(stop.stopped)
                 found.extend(fresh)
                 if sources.save_results:
                     results.save(sources.save_results, fresh)
         statements = {id(w): text for _, program in programs for _, text, w in program.workloads}
         measured = Measured(results.by_key(found), statements, reason if not found else None)
+    if interrupted is not None:
+        raise _MeasuringInterrupted(Evidence(calibrated, measured, sources.require_measure), problems, interrupted)
     return Evidence(calibrated, measured, sources.require_measure), problems
+
+
+class _MeasuringInterrupted(KeyboardInterrupt):
+    def __init__(self, evidence: Evidence, problems: list[Diagnostic], stop):
+        super().__init__()
+        self.evidence, self.problems, self.stop = evidence, problems, stop
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while measuring: `report` holds every claim checked against what had been measured by then."""
+
+    def __init__(self, report: Report, note: str):
+        super().__init__(note)
+        self.report, self.note = report, note
 
 
 @record
@@ -249,13 +282,16 @@ def explain(path: str, line: int | None = None) -> list[Explanation]:
     for span, text, workload in program.workloads:
         if line is not None and not span.line <= line <= span.end_line:
             continue
-        estimate = model.estimate(workload)
         values, errors = [], []
-        for name in estimate.names():
-            try:
-                values.append(estimate[name])
-            except model.ModelError as error:
-                errors.append(f"{name}: {error}")
+        try:
+            estimate = model.estimate(workload)
+            for name in estimate.names():
+                try:
+                    values.append(estimate[name])
+                except model.ModelError as error:
+                    errors.append(f"{name}: {error}")
+        except RecursionError:
+            values, errors = [], [TOO_DEEP_TO_EXPLAIN]
         title = f"{text}  [{workload.setting}]"
         found.append(Explanation(span, title, tuple(values), tuple(errors)))
     covered = {n for e in found for n in range(e.span.line, e.span.end_line + 1)}  # claims in a workload's block
@@ -266,8 +302,13 @@ def explain(path: str, line: int | None = None) -> list[Explanation]:
     return sorted(found, key=lambda e: (e.span.line, e.span.column))
 
 
+TOO_DEEP_TO_EXPLAIN = "this expression is nested too deeply to explain: split it into named values"
+
+
 def _claim_explanation(claim: Claim) -> Explanation:
     try:
         return Explanation(claim.span, claim.text, (evaluate(claim.subject, model.estimate),))
     except model.ModelError as error:
         return Explanation(claim.span, claim.text, (), (str(error),))
+    except RecursionError:
+        return Explanation(claim.span, claim.text, (), (TOO_DEEP_TO_EXPLAIN,))

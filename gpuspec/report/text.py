@@ -19,10 +19,11 @@ def render(report: Report, verbose: bool = False) -> str:
         for verdict in report.verdicts:
             claim = verdict.claim
             status = verdict.status.upper()
-            lines.append(f"{status:4} {claim.span}: {claim.text}  [{verdict.source}]  {verdict.message}")
+            lines.append(f"{status:4} {escaped(str(claim.span))}: {claim.text}  [{verdict.source}]  "
+                         f"{escaped(verdict.message)}")
     else:
         for path, verdicts in by_file.items():
-            lines.append(f"{path} {''.join(_MARKS[v.status] for v in verdicts)}")
+            lines.append(f"{escaped(path)} {''.join(_MARKS[v.status] for v in verdicts)}")
     by_claim: dict[int, list[Verdict]] = {}
     for verdict in report.verdicts:
         by_claim.setdefault(id(verdict.claim), []).append(verdict)
@@ -59,9 +60,10 @@ def sources_line(verdicts: list[Verdict]) -> str:
 
 def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str]:
     claim = verdict.claim
-    lines = [f"{claim.span}: fail: {claim.statement}",
+    # a message may hold text from a results file (a harness's reason, a GPU's name): shown, never acted on
+    lines = [f"{escaped(str(claim.span))}: fail: {claim.statement}",
              f"    claim: {claim.text}",
-             f"    {verdict.message}  [{verdict.source}]"]
+             f"    {escaped(verdict.message)}  [{verdict.source}]"]
     if siblings and len(siblings) > 1:
         lines.append(f"    sources: {sources_line(siblings)}")
     if claim.quote:

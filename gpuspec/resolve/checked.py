@@ -58,7 +58,7 @@ def expr_text(expr: nodes.Expr) -> str:
     return "?"
 
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "@": 2, "^": 3}
 
 
 def value_text(value) -> str:

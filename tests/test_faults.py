@@ -1,0 +1,361 @@
+"""Faults: harnesses that crash, hang, run out of memory or are interrupted; files that cannot be written.
+
+A harness's failure fails its own claims with the reason while the others are still measured; Ctrl-C during
+`--measure` stops every harness, prints what was checked by then and exits 130; `fmt` and `--update` stopped
+at any step of writing, or on a full disk or a read-only file, leave the file as it was.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuspec import files, measure
+from gpuspec.cli import main
+from gpuspec.pipeline import compile_text
+from gpuspec.text import SpecText
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = "NVIDIA H100 80GB HBM3"
+
+# A stand-in for Python: it answers the availability probe with a GPU count, hangs on a spec named slow*.gpu
+# (leaving its pid in PIDS), and for any other spec writes a report that measured every workload at 20 µs.
+FAKE_PYTHON = """\
+#!{python}
+import ast, json, os, sys, time
+if sys.argv[1] == "-c":
+    print({gpus})
+    sys.exit(0)
+tree = ast.parse(open(sys.argv[1], encoding="utf-8").read())
+value = {{n.targets[0].id: n.value for n in tree.body
+         if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)}}
+spec = ast.literal_eval(value["SPEC"])
+if os.path.basename(spec).startswith("slow"):
+    open(os.path.join({pids!r}, str(os.getpid())), "w").close()
+    time.sleep(300)
+    sys.exit(0)
+{behaviour}
+records = []
+for item in value["WORKLOADS"].elts:
+    key, line, statement, device = (ast.literal_eval(e) for e in item.elts[:4])
+    records.append({{"key": key, "line": line, "statement": statement, "status": "ok",
+                    "metrics": {{"time": {{"median": 2e-05, "p10": 2e-05, "p90": 2e-05, "samples": 3}}}}}})
+output = sys.argv[sys.argv.index("--output") + 1]
+report = {{"version": 1, "provenance": {{"gpu": {gpu!r}, "device": "cuda"}}, "workloads": records}}
+json.dump(report, open(output, "w", encoding="utf-8"))
+"""
+SPEC = "device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2 is ≈ 20 µs\n"
+
+
+def fake_python(folder: Path, gpus: int = 1, behaviour: str = "") -> tuple[str, Path]:
+    pids = folder / "pids"
+    pids.mkdir(exist_ok=True)
+    path = folder / "fake-python"
+    path.write_text(FAKE_PYTHON.format(python=sys.executable, gpus=gpus, pids=str(pids), behaviour=behaviour,
+                                       gpu=H100), encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path), pids
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"  # exited, not yet reaped
+
+
+# --- Ctrl-C during --measure --------------------------------------------------------------------------------
+
+def interrupt(tmp_path: Path, specs: dict[str, str], gpus: int, waiting_for: int, *options: str):
+    """Run `gpuspec check --measure` on `specs` with the fake Python, press Ctrl-C once `waiting_for` harnesses
+    hang, and return (exit code, stdout, stderr, the pids of the hanging harnesses)."""
+    python, pids = fake_python(tmp_path, gpus)
+    for name, text in specs.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    argv = ["check", "--measure", "--format", "json", *options, *[str(tmp_path / name) for name in specs]]
+    driver = f"import sys; sys.executable = {python!r}\nfrom gpuspec.cli import main\nsys.exit(main({argv!r}))"
+    process = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, encoding="utf-8")
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(pids.iterdir())) < waiting_for:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the harnesses never started"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, out, err, [int(p.name) for p in pids.iterdir()]
+
+
+def test_ctrl_c_while_measuring_stops_the_harness_reports_what_finished_and_exits_130(tmp_path):
+    saved = tmp_path / "saved.json"
+    code, out, err, pids = interrupt(tmp_path, {"fast.gpu": SPEC, "slow.gpu": SPEC.replace("* 2", "* 3")}, 1, 1,
+                                     "--save-results", str(saved))
+    assert code == 130, (code, err[-2000:])
+    assert "Traceback" not in err
+    assert "interrupted: measured 1 of 2 spec files; the claims of the others were not measured" in err
+    assert len(pids) == 1 and gone(pids[0]), "the hanging harness is still running"
+    results = {(Path(r["file"]).name, r["source"]): r for r in json.loads(out)["results"]}
+    assert results["fast.gpu", "model"]["status"] == "pass" and results["slow.gpu", "model"]["status"] == "pass"
+    assert results["fast.gpu", "measured"]["status"] == "pass"  # measured before Ctrl-C: 20 µs, as claimed
+    assert results["slow.gpu", "measured"]["status"] == "skip"
+    assert "measuring was interrupted" in results["slow.gpu", "measured"]["message"]
+    # what finished is saved; the spec that was stopped is not saved as a failure
+    runs = json.loads(saved.read_text(encoding="utf-8"))["runs"]
+    assert [Path(run["spec"]).name for run in runs] == ["fast.gpu"]
+
+
+def test_ctrl_c_while_measuring_on_several_gpus_stops_every_harness(tmp_path):
+    specs = {f"slow-{i}.gpu": SPEC.replace("* 2", f"* {i + 2}") for i in range(3)}
+    code, out, err, pids = interrupt(tmp_path, specs, 2, 2)
+    assert code == 130, (code, err[-2000:])
+    assert "interrupted: measured 0 of 3 spec files" in err and "Traceback" not in err
+    assert len(pids) == 2 and all(gone(pid) for pid in pids), "a harness on another GPU is still running"
+    measured = [r for r in json.loads(out)["results"] if r["source"] == "measured"]
+    assert len(measured) == 3 and all(r["status"] == "skip" for r in measured)
+
+
+# --- harnesses that fail: their own claims fail with the reason, the others are measured --------------------
+
+def measure_two(tmp_path: Path, behaviour: str, spec: str = SPEC) -> dict[str, list]:
+    """Measure bad.gpu (which behaves as `behaviour` says) and good.gpu, each its own harness program."""
+    python, _ = fake_python(tmp_path, behaviour=behaviour)
+    programs = [(name, compile_text(SpecText(name, spec.replace("* 2", f"* {i + 2}"))))
+                for i, name in enumerate(("bad.gpu", "good.gpu"))]
+    found = measure.run_all(programs, measure.Options(device="cuda", timeout=5, python=python))
+    return {name: [m for m in found if m.spec == name] for name in ("bad.gpu", "good.gpu")}
+
+
+BAD = "if os.path.basename(spec) == 'bad.gpu':\n    "
+
+
+@pytest.mark.parametrize("behaviour, reason", [
+    (BAD + "sys.stderr.write('Traceback (most recent call last):\\n  ...\\ntorch.OutOfMemoryError: CUDA out of "
+           "memory. Tried to allocate 64.00 GiB. GPU 0 has a total capacity of 79.1 GiB\\n'); sys.exit(1)",
+     "the harness ran out of GPU memory: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 GiB."),
+    (BAD + "sys.stderr.write('RuntimeError: CUDA error: out of memory\\nCUDA kernel errors might be asynchronously "
+           "reported\\n'); sys.exit(1)",
+     "the harness ran out of GPU memory: RuntimeError: CUDA error: out of memory"),
+    (BAD + "os.kill(os.getpid(), 9)", "the harness was killed by SIGKILL (the system may have run out of memory)"),
+    (BAD + "sys.stderr.write('Segmentation fault\\n'); sys.exit(139)", "the harness crashed: Segmentation fault"),
+    (BAD + "time.sleep(60)", "the harness ran longer than 5 s and was stopped"),
+    (BAD + "open(sys.argv[sys.argv.index('--output') + 1], 'w').write('\\x00garbage'); sys.exit(0)",
+     "the harness printed a report gpuspec cannot read"),
+], ids=["torch-oom", "cuda-oom", "killed", "crash", "hang", "garbage"])
+def test_a_failing_harness_fails_its_own_workloads_with_the_reason_and_the_next_spec_is_measured(
+        tmp_path, behaviour, reason):
+    found = measure_two(tmp_path, behaviour)
+    assert len(found["bad.gpu"]) == 1 and found["bad.gpu"][0].status == "error"
+    assert found["bad.gpu"][0].reason.startswith(reason), found["bad.gpu"][0].reason
+    assert [m.status for m in found["good.gpu"]] == ["ok"]
+    assert found["good.gpu"][0].metrics["time"]["median"] == 2e-05
+
+
+def test_a_harness_out_of_gpu_memory_fails_its_claims_with_the_reason_in_the_report(tmp_path, capsys,
+                                                                                     monkeypatch):
+    python, _ = fake_python(tmp_path, behaviour=BAD.replace("== 'bad.gpu'", ".startswith('bad')") + (
+        "sys.stderr.write('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB\\n'); sys.exit(1)"))
+    monkeypatch.setattr(sys, "executable", python)
+    (tmp_path / "bad.gpu").write_text(SPEC, encoding="utf-8")
+    (tmp_path / "good.gpu").write_text(SPEC.replace("* 2", "* 3"), encoding="utf-8")
+    code = main(["check", "--measure", "--require-measure", "--format", "json", str(tmp_path / "bad.gpu"),
+                 str(tmp_path / "good.gpu")])
+    results = {(Path(r["file"]).name, r["source"]): r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert code == 1
+    assert results["bad.gpu", "measured"]["status"] == "fail"
+    assert "out of GPU memory" in results["bad.gpu", "measured"]["message"]
+    assert results["good.gpu", "measured"]["status"] == "pass"
+
+
+# One workload of a real harness program runs out of GPU memory: the program reports it, measures the next.
+OOM_IN_ONE_WORKLOAD = """\
+#!{python}
+import runpy, sys
+if sys.argv[1] == "-c":
+    print(1)
+    sys.exit(0)
+import torch
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+program = runpy.run_path(script, run_name="harness")
+
+def out_of_memory():
+    raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 64.00 GiB")
+
+key, line, statement, device, _ = program["WORKLOADS"][0]
+program["WORKLOADS"][0] = (key, line, statement, device, out_of_memory)
+program["main"]()
+"""
+
+
+def test_a_workload_out_of_gpu_memory_inside_a_harness_fails_alone(tmp_path):
+    path = tmp_path / "oom-python"
+    path.write_text(OOM_IN_ONE_WORKLOAD.format(python=sys.executable), encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    spec = "device H100-SXM\nx = fp32[1024]\na = x * 2 is ≈ 2 µs\nb = x + 1 is ≈ 2 µs\n"
+    program = compile_text(SpecText("two.gpu", spec))
+    found = measure.run("two.gpu", program, measure.Options(device="cpu", small=True, fake_timer=True, timeout=300,
+                                                            python=str(path)))
+    assert [m.line for m in found] == [3, 4]
+    assert found[0].status == "error"
+    assert found[0].reason == "out of GPU memory: CUDA out of memory. Tried to allocate 64.00 GiB"
+    assert found[1].status == "ok" and found[1].metrics["time"]["median"] > 0
+
+
+# --- fmt and --update: stopped at any step of the write, a full disk, a read-only file ----------------------
+
+UNFORMATTED = "device   H100-SXM\nx = bf16[4096,4096]\ny = x*2:\n  62 waves\n  ≈ 30 µs\n"
+STEPS = ["mkstemp", "write", "flush", "fsync", "chmod", "replace"]
+
+
+class _Faulty:
+    """A file object whose `write` or `flush` raises: what a full disk or Ctrl-C does half way through."""
+
+    def __init__(self, handle, step: str, raised: BaseException):
+        self._handle, self._step, self._raised = handle, step, raised
+
+    def __getattr__(self, name):
+        if name == self._step:
+            def fail(*args, **kwargs):
+                if name == "write":
+                    self._handle.write(args[0][: len(args[0]) // 2])  # half of it reached the file
+                raise self._raised
+            return fail
+        return getattr(self._handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.close()
+
+
+def break_at(monkeypatch, step: str, raised: BaseException) -> None:
+    """Make step `step` of files.write_atomically raise `raised`."""
+    if step in ("write", "flush"):
+        real = files.os.fdopen
+        monkeypatch.setattr(files.os, "fdopen", lambda *a, **k: _Faulty(real(*a, **k), step, raised))
+    elif step == "mkstemp":
+        def fail(*args, **kwargs):
+            raise raised
+        monkeypatch.setattr(files.tempfile, "mkstemp", fail)
+    else:
+        def fail(*args, **kwargs):
+            raise raised
+        monkeypatch.setattr(files.os, step, fail)
+
+
+def full_disk() -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def spec_files(tmp_path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("raised", ["ctrl-c", "full-disk"])
+def test_fmt_stopped_at_any_step_of_the_write_leaves_the_file_as_it_was(tmp_path, monkeypatch, capsys, step,
+                                                                          raised):
+    path = tmp_path / "a.gpu"
+    path.write_text(UNFORMATTED, encoding="utf-8")
+    before = spec_files(tmp_path)
+    break_at(monkeypatch, step, KeyboardInterrupt() if raised == "ctrl-c" else full_disk())
+    code = main(["fmt", str(path)])
+    err = capsys.readouterr().err
+    assert spec_files(tmp_path) == before  # the file as it was, and no temporary file left beside it
+    if raised == "ctrl-c":
+        assert code == 130 and "interrupted" in err
+    else:
+        assert code == 2
+        assert f"{path}" in err and "No space left on device" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("raised", ["ctrl-c", "full-disk"])
+def test_update_stopped_at_any_step_of_the_write_leaves_the_spec_as_it_was(tmp_path, monkeypatch, capsys, step,
+                                                                              raised):
+    path = tmp_path / "a.gpu"
+    path.write_text(UNFORMATTED, encoding="utf-8")  # ≈ 30 µs fails: --update would write ≈ 20 µs
+    before = spec_files(tmp_path)
+    break_at(monkeypatch, step, KeyboardInterrupt() if raised == "ctrl-c" else full_disk())
+    code = main(["check", "--update", str(path)])
+    err = capsys.readouterr().err
+    assert spec_files(tmp_path) == before
+    if raised == "ctrl-c":
+        assert code == 130 and "interrupted" in err
+    else:
+        assert code == 2 and "No space left on device" in err and "not changed" in err
+
+
+def test_the_update_without_a_fault_does_change_the_file(tmp_path, capsys):
+    """The fault tests above would pass for an --update or fmt that never writes: this one shows they write."""
+    path = tmp_path / "a.gpu"
+    path.write_text(UNFORMATTED, encoding="utf-8")
+    assert main(["check", "--update", str(path)]) == 0
+    assert "≈ 20 µs" in path.read_text(encoding="utf-8")
+    assert main(["fmt", str(path)]) == 0
+    assert path.read_text(encoding="utf-8").startswith("device H100-SXM\nx = bf16[4096, 4096]\n")
+
+
+def test_fmt_in_a_folder_it_cannot_create_files_in_gives_a_clear_error_and_changes_nothing(tmp_path, capsys,
+                                                                                             monkeypatch):
+    path = tmp_path / "a.gpu"
+    path.write_text(UNFORMATTED, encoding="utf-8")
+    break_at(monkeypatch, "mkstemp", PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+    assert main(["fmt", str(path)]) == 2
+    assert f"cannot write {path}: Permission denied" in capsys.readouterr().err
+    assert spec_files(tmp_path) == {"a.gpu": UNFORMATTED.encode()}
+
+
+SIGKILL_CHILD = textwrap.dedent("""
+    import os, sys, time
+    from gpuspec import files
+    from gpuspec.cli import main
+
+    step = sys.argv[1]
+    real = getattr(os, step)
+
+    def stall(*args):
+        result = real(*args) if step == "fsync" else None
+        print("paused", flush=True)
+        time.sleep(60)
+        return result
+
+    setattr(os, step, stall)
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+@pytest.mark.parametrize("command", [["fmt"], ["check", "--update"]], ids=["fmt", "update"])
+@pytest.mark.parametrize("step", ["fsync", "replace"])
+def test_fmt_and_update_killed_mid_write_leave_the_file_as_it_was(tmp_path, command, step):
+    path = tmp_path / "a.gpu"
+    path.write_text(UNFORMATTED, encoding="utf-8")
+    child = subprocess.Popen([sys.executable, "-c", SIGKILL_CHILD, step, *command, str(path)], cwd=ROOT,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        lines = iter(child.stdout.readline, "")
+        assert any(line.strip() == "paused" for line in lines)  # after the report, when --update writes
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    assert path.read_text(encoding="utf-8") == UNFORMATTED

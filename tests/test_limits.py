@@ -1,0 +1,98 @@
+"""Deeply nested expressions and very long lines: a result or a clean, located error from every command that
+reads a spec (check, fmt, explain, harness), never a RecursionError or another traceback."""
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from gpuspec import harness
+from gpuspec.cli import main
+from gpuspec.pipeline import compile_text
+from gpuspec.text import SpecText
+
+HEAD = "device H100-SXM\nx = bf16[4096]\n"
+ERROR_LINE = re.compile(r"^(.+?):(\d+):(\d+): error\[([a-z-]+)\]: ", re.M)
+
+
+def deep(depth: int) -> dict[str, str]:
+    return {
+        f"parentheses-{depth}": HEAD + "y = " + "(" * depth + "x" + ")" * depth + " * 2 is ≈ 2 µs\n",
+        f"sum-chain-{depth}": HEAD + "y = x" + " + x" * depth + " is ≈ 2 µs\n",
+        f"functions-{depth}": HEAD + "y = " + "exp(" * depth + "x" + ")" * depth + " is ≈ 2 µs\n",
+        f"value-parentheses-{depth}": "device H100-SXM\nv = " + "(" * depth + "1 B" + ")" * depth + "\nv ≈ 1 B\n",
+        f"negations-{depth}": "device H100-SXM\nv = " + "-" * depth + "1\nv ≈ 1\n",
+        f"squares-{depth}": "device H100-SXM\nv = 1" + "²" * depth + "\nv ≈ 1\n",
+        f"claim-arithmetic-{depth}": HEAD + "y = x * 2:\n    t_mem" + " + t_mem" * depth + " ≈ 1 ms\n",
+    }
+
+
+LONG = 10_000
+CASES = {
+    **deep(150), **deep(300), **deep(1_000), **deep(20_000),
+    "long-name": "device H100-SXM\n" + "a" * LONG + " = bf16[4096]\n" + "a" * LONG + " * 2 is ≈ 2 µs\n",
+    "long-number": "device H100-SXM\nv = " + "1" * LONG + "\n",
+    "long-decimal": "device H100-SXM\nv = 0." + "1" * LONG + " B\nv ≈ 0.1 B\n",
+    "long-shape": "device H100-SXM\nx = bf16[" + ", ".join(["1"] * (LONG // 3)) + "]\nx * 2 is ≈ 2 µs\n",
+    "long-claim-list": HEAD + "x * 2 is " + ", ".join(["≈ 2 µs"] * (LONG // 8)) + "\n",
+    "long-quote": '"' + "word " * (LONG // 5) + '"\n' + HEAD + "x * 2 is ≈ 2 µs\n",
+    "long-comment": "#" + "c" * LONG + "\n" + HEAD + "x * 2 is ≈ 2 µs  # " + "c" * LONG + "\n",
+    "long-decode": "device H100-SXM\ndecode llama3-8b" + ", batch 1" * (LONG // 9) + " is ≈ 1 ms\n",
+    "long-product-shape": "device H100-SXM\nx * 2 on " + " x ".join(["2"] * (LONG // 4)) + " bf16 is ≈ 2 µs\n",
+    "long-dims-x": "device H100-SXM\nx * 2 on " + "x".join(["2"] * (LONG // 2)) + " bf16 is ≈ 2 µs\n",
+    "long-unit-word": HEAD + "x * 2 is ≈ 2 " + "µ" * LONG + "s\n",
+    "long-indented-block": HEAD + "y = x * 2:\n" + "".join(f"    {i + 1} waves\n" for i in range(LONG // 10)),
+    "long-whitespace": HEAD + "x * 2" + " " * LONG + "is ≈ 2 µs\n",
+}
+
+
+def run(argv, capsys):
+    try:
+        code = main(argv)
+    except BaseException as error:  # noqa: B036 -- a traceback would have reached the user
+        pytest.fail(f"{argv[0]} raised {type(error).__name__}: {str(error)[:300]}", pytrace=False)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_command_gives_a_result_or_a_clean_error(name, tmp_path, capsys):
+    path = tmp_path / "case.gpu"
+    path.write_text(CASES[name], encoding="utf-8")
+    assert len(CASES[name]) >= 150
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code in (0, 1, 2)
+    if code == 2:
+        errors = list(ERROR_LINE.finditer(out))
+        assert errors and all(e.group(1) == str(path) and int(e.group(2)) >= 1 for e in errors), out[-2000:]
+    else:
+        assert "error[" not in out
+    for command in (["fmt", "--check"], ["explain"], ["harness"]):
+        code, out, err = run([*command, str(path)], capsys)
+        assert code in (0, 1, 2), (command, code)
+        if command == ["harness"] and code == 0:
+            ast.parse(out)  # a program Python can read, however deep the spec's expression
+
+
+def test_a_workload_too_deep_for_a_generated_program_is_refused_and_the_others_are_measured():
+    text = HEAD + "deep = x" + " + x" * 200 + " is ≈ 2 µs\nfunctions = " + "exp(" * 200 + "x" + ")" * 200 \
+        + " fused is ≈ 2 µs\nshallow = x * 3 is ≈ 2 µs\n"
+    program = compile_text(SpecText("deep.gpu", text))
+    found, refused = harness.plans(program)
+    assert [plan["raw"]["line"] for plan in found] == [5]
+    assert len(refused) == 2 and all("nested too deeply for a generated program" in reason for _, reason in refused)
+    compile(harness.render("deep.gpu", found, refused), "harness.py", "exec")
+
+
+def test_a_deep_workload_has_a_key_and_is_checked_against_saved_results(tmp_path, capsys):
+    path = tmp_path / "deep.gpu"
+    path.write_text(HEAD + "deep = x" + " + x" * 250 + " is ≈ 2 µs\n", encoding="utf-8")
+    program = compile_text(SpecText(str(path), path.read_text(encoding="utf-8")))
+    (_, statement, workload), = program.workloads
+    assert re.fullmatch(r"[0-9a-f]{16}", harness.workload_key(statement, workload))
+    results = tmp_path / "results.json"
+    results.write_text('{"version": 1, "runs": []}', encoding="utf-8")
+    code, out, _ = run(["check", str(path), "--results", str(results)], capsys)
+    assert code in (0, 1) and "error[" not in out
