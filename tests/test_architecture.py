@@ -16,7 +16,8 @@ LAYERS = [
     {"sources", "measure", "mistakes"},
     {"check"},
     {"report", "pipeline"},
-    {"fmt", "update"},
+    {"plot"},
+    {"fmt", "update", "pictures"},
     {"cli", "__main__", "__init__", "pytest_plugin"},
 ]
 
@@ -28,7 +29,7 @@ def _layer(module: str) -> int:
 
 def test_the_check_path_imports_neither_torch_nor_triton(root):
     code = ("import sys; from gpuspec.cli import main; main(['check', 'specs']); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton', 'jinja2')"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton', 'jinja2', 'matplotlib')"
             " or m in ('gpuspec.measure', 'gpuspec.harness', 'gpuspec.templating')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
@@ -40,6 +41,23 @@ def test_the_check_path_in_process_leaves_torch_and_triton_unimported(root, monk
     monkeypatch.chdir(root)
     main(["check", "specs/"])
     assert "torch" not in sys.modules and "triton" not in sys.modules
+
+
+def test_the_command_line_starts_without_matplotlib(root):
+    # Importing the CLI (every command's wiring) must not draw in matplotlib: only `plot` and `report` do.
+    code = "import sys, gpuspec.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_only_the_drawing_module_imports_matplotlib():
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(name.split(".")[0] == "matplotlib" for name in names):
+                assert module == "plot.draw", f"{module} imports matplotlib; only gpuspec.plot.draw may"
 
 
 def test_imports_flow_forward_only():

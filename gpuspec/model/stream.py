@@ -27,14 +27,20 @@ def _inner(e: Estimate) -> Estimate:
 # The GPU time of each kernel of one repeat, by the repeated workload's kind; a matmul is one kernel.
 _KERNEL_TIMES = {"elementwise": elementwise.kernel_times, "rowwise": rowwise.kernel_times,
                  "attention": attention.kernel_times, "matmul": lambda inner: [inner["time"].number]}
-REPEATABLE = tuple(_KERNEL_TIMES)
+
+
+def repeat_kernel_times(kernel) -> list[float]:
+    """The GPU time of each kernel of one repeat of the workload `kernel`, in order."""
+    from gpuspec.model import estimate
+
+    return _KERNEL_TIMES[kernel.kind](estimate(kernel))
 
 
 def _timeline(e: Estimate) -> launches.Timeline:
     cached = getattr(e, "_timeline", None)
     if cached is None:
         w = e.workload
-        pattern = _KERNEL_TIMES[w.kernel.kind](_inner(e))
+        pattern = repeat_kernel_times(w.kernel)
         if w.graph:
             cached = launches.run(pattern, w.count, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
                                   e.fact("graph_node_cost").number)

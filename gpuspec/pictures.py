@@ -1,0 +1,133 @@
+"""The work of `gpuspec plot` and `gpuspec report`: spec files -> pictures and reports, written atomically.
+
+Every mistake in what was asked (an unknown picture format, a line with no stream, matplotlib missing) is a
+PictureError with a message in words; invalid specs raise SpecError as elsewhere.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuspec.files import WriteError, write_atomically
+from gpuspec.pipeline import Sources, evidence, run_check
+from gpuspec.plot import data, select
+from gpuspec.report import Report, document
+
+PICTURE_FORMATS = {".png": "png", ".svg": "svg"}
+REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
+INSTALL = "pip install 'gpuspec[plot]'"
+
+
+class PictureError(Exception):
+    """What was asked cannot be drawn or written; the message says why and what would do."""
+
+
+def picture_format(out: str) -> str:
+    """png or svg, from the suffix of `out`."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in PICTURE_FORMATS:
+        raise PictureError(f"--out {out}: a picture is written as .png or .svg, not "
+                           f"{'`' + suffix + '`' if suffix else 'a file without a suffix'}")
+    return PICTURE_FORMATS[suffix]
+
+
+def report_format(out: str, asked: str | None) -> str:
+    """html or markdown: as asked, else from the suffix of `out`."""
+    if asked:
+        return asked
+    suffix = Path(out).suffix.lower()
+    if suffix not in REPORT_FORMATS:
+        written = f"`{suffix}`" if suffix else "a file without a suffix"
+        raise PictureError(f"--out {out}: a report is written as .html or .md (or say which with --format "
+                           f"html or --format markdown), not {written}")
+    return REPORT_FORMATS[suffix]
+
+
+def drawing():
+    """gpuspec.plot.draw, or a PictureError that says how to install matplotlib."""
+    try:
+        from gpuspec.plot import draw
+    except ImportError as error:
+        raise PictureError(f"drawing needs matplotlib ({error}); install it with the plot extra: {INSTALL}") from None
+    return draw
+
+
+def roofline(targets: list[tuple[str, int | None]], out: str, profile: str | None = None,
+             results: tuple[str, ...] = ()) -> str:
+    """Draw the roofline of the targets' workloads into `out`; returns a line saying what was written."""
+    format = picture_format(out)
+    draw = drawing()
+    loaded = select.load_targets(targets)
+    chosen = select.roofline_subjects(loaded)
+    panels = data.roofline(chosen, _providers(loaded, profile, results))
+    _write(out, draw.render(draw.roofline(panels), format))
+    points = len({(s.path, s.line) for s in chosen})
+    return f"roofline of {points} workload{'s' * (points != 1)} on {len(panels)} device{'s' * (len(panels) != 1)} " \
+           f"written to {out}"
+
+
+def timeline(targets: list[tuple[str, int | None]], out: str) -> str:
+    """Draw the launch timeline of the targets' streams into `out`; returns a line saying what was written."""
+    format = picture_format(out)
+    draw = drawing()
+    streams = select.stream_subjects(select.load_targets(targets))
+    _write(out, draw.render(draw.timeline(data.timeline(streams)), format))
+    return f"timeline of {len(streams)} stream{'s' * (len(streams) != 1)} written to {out}"
+
+
+def report(paths: list[str], out: str, format: str | None = None, profile: str | None = None,
+           results: tuple[str, ...] = ()) -> Report:
+    """Check the claims under `paths` and write the report with the pictures of their workloads to `out`."""
+    format = report_format(out, format)
+    draw = drawing()
+    checked = run_check(paths, Sources(results=tuple(results), profile=profile))
+    pictures = _report_pictures(checked, draw, profile, results)
+    _write(out, document.render(checked, pictures, format))
+    return checked
+
+
+def _report_pictures(checked: Report, draw, profile, results) -> list[document.Picture]:
+    """The roofline of every workload that has a place on one, and the timeline of every stream; none for
+    files that do not check (their errors are in the report)."""
+    from gpuspec.diagnostics import SpecError
+
+    loaded = []
+    for path in checked.files:
+        try:
+            loaded.extend(select.load_targets([(path, None)]))
+        except SpecError:
+            continue
+    chosen = select.subjects(loaded)
+    pictures = []
+    drawable = [s for s in chosen if data.plottable(s.workload)]
+    if drawable:
+        panels = data.roofline(drawable, _providers(loaded, profile, results, strict=False))
+        pictures.append(document.Picture("The roofline", draw.render(draw.roofline(panels), "svg").decode()))
+    streams = [s for s in chosen if s.workload.kind == "stream"]
+    if streams:
+        pictures.append(document.Picture("The launch streams",
+                                         draw.render(draw.timeline(data.timeline(streams)), "svg").decode()))
+    return pictures
+
+
+def _providers(loaded: list[select.Target], profile: str | None, results: tuple[str, ...],
+               strict: bool = True) -> dict[str, object]:
+    """The sources to draw: the model, and the calibrated and measured ones when a profile or results are given."""
+    providers: dict[str, object] = {"model": data.ModelSource()}
+    if not profile and not results:
+        return providers
+    found, problems = evidence([(t.path, t.program) for t in loaded],
+                               Sources(results=tuple(results), profile=profile))
+    if problems and strict:  # the report shows these among its errors; a picture has nowhere else to say them
+        raise PictureError(problems[0].message)
+    if found.calibrated is not None:
+        providers["calibrated"] = found.calibrated
+    if found.measured is not None:
+        providers["measured"] = found.measured
+    return providers
+
+
+def _write(out: str, content: str | bytes) -> None:
+    try:
+        write_atomically(out, content)
+    except WriteError as error:
+        raise PictureError(str(error)) from None

@@ -1,0 +1,106 @@
+"""Which workloads a picture shows: those of the files named, or of one line (`FILE:LINE`), with every
+mistake in choosing them (no such line, a line that is not a stream, nothing to draw) said in words."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from attrs import frozen
+
+from gpuspec.pipeline import load, spec_files
+from gpuspec.plot.data import Subject, label_of, plottable
+from gpuspec.program import Program
+
+
+class SelectionError(Exception):
+    """The targets name nothing a picture can show; the message names the file and line and what would do."""
+
+
+@frozen
+class Target:
+    """A spec file named for a picture, checked, with the line asked for (None: the whole file)."""
+
+    path: str
+    line: int | None
+    lines: int  # how many lines the file has
+    program: Program
+
+
+def load_targets(targets: list[tuple[str, int | None]]) -> list[Target]:
+    """Each (file, line) read, parsed and resolved; a folder is every spec in it. Raises SpecError for a file
+    that does not check."""
+    loaded = []
+    for given, line in targets:
+        paths = [str(p) for p in spec_files([given])[0]] if line is None and Path(given).is_dir() else [given]
+        for path in paths:
+            source, program = load(path)
+            loaded.append(Target(path, line, len(source.text.split("\n")) + source.line_offset, program))
+    return loaded
+
+
+def subjects(targets: list[Target]) -> list[Subject]:
+    """Every workload of each target: the whole file, or the one on its line. SelectionError for a line
+    with no workload on it."""
+    found: list[Subject] = []
+    for target in targets:
+        line = target.line
+        here = [Subject(label_of(text), target.path, span.line, workload)
+                for span, text, workload in target.program.workloads
+                if line is None or span.line <= line <= span.end_line]
+        if line is not None and not here:
+            if line > target.lines:
+                raise SelectionError(f"{target.path}:{line}: the file has only {target.lines} lines")
+            raise SelectionError(f"{target.path}:{line}: no workload on this line; "
+                                 f"{_lines('workloads', _all(target))}")
+        found.extend(here)
+    return found
+
+
+def roofline_subjects(targets: list[Target]) -> list[Subject]:
+    """The workloads of the targets that have a place on a roofline (FLOPs, bytes and a time)."""
+    chosen = subjects(targets)
+    drawable = [s for s in chosen if plottable(s.workload)]
+    if not drawable:
+        where = ", ".join(_target(t.path, t.line) for t in targets)
+        kinds = sorted({s.workload.kind for s in chosen})
+        had = f"only {' and '.join(kinds)} workloads, which have" if kinds else "no workloads, so"
+        raise SelectionError(f"{where}: nothing to put on a roofline: {had} no FLOPs, bytes and time to plot; "
+                             "give a file with elementwise, matmul, row-wise, attention, stream or decode workloads")
+    return drawable
+
+
+def stream_subjects(targets: list[Target]) -> list[Subject]:
+    """The launch streams of the targets: every stream of a file, or the one on a line."""
+    found: list[Subject] = []
+    for target in targets:
+        path, line = target.path, target.line
+        chosen = subjects([target])
+        streams = [s for s in chosen if s.workload.kind == "stream"]
+        if streams:
+            found.extend(streams)
+            continue
+        others = [s for s in _all(target) if s.workload.kind == "stream"]
+        if line is not None:
+            what = chosen[0].workload.kind
+            article = "an" if what[0] in "aeiou" else "a"
+            raise SelectionError(f"{path}:{line}: `{chosen[0].label}` is {article} {what} workload, not a launch "
+                                 f"stream (`N launches of W`); {_lines('streams', others)}")
+    if not found:
+        where = ", ".join(_target(t.path, t.line) for t in targets) or "the files given"
+        raise SelectionError(f"{where}: no launch streams to draw; write one as `N launches of W`")
+    return found
+
+
+def _all(target: Target) -> list[Subject]:
+    return [Subject(label_of(text), target.path, span.line, workload)
+            for span, text, workload in target.program.workloads]
+
+
+def _lines(what: str, found: list[Subject]) -> str:
+    if not found:
+        return f"the file has no {what}"
+    shown = ", ".join(f"{s.line} ({s.label})" for s in found[:8])
+    return f"the {what} are on line{'s' * (len(found) > 1)} {shown}{', …' if len(found) > 8 else ''}"
+
+
+def _target(path: str, line: int | None) -> str:
+    return path if line is None else f"{path}:{line}"

@@ -1,0 +1,267 @@
+"""The numbers the pictures are drawn from: roofline ceilings, ridge points and workload points per source, and
+a launch stream's host launches, GPU kernels and idle gaps. Pure Python: no matplotlib needed."""
+import math
+
+import pytest
+
+from gpuspec import devices, model
+from gpuspec.calibrate import Profile
+from gpuspec.devices import Fact
+from gpuspec.harness import workload_key
+from gpuspec.model import launches
+from gpuspec.pipeline import compile_text
+from gpuspec.plot import data, select
+from gpuspec.results import Measurement
+from gpuspec.sources import Calibrated, Measured, rebind
+from gpuspec.text import SpecText
+
+LESSON = """\
+device H100-SXM with launch_cost = 5 µs
+x = bf16[4096, 4096]
+y = x * 2
+z = x * 2 + 1 eager
+v = bf16[4096]
+small = v * 2
+big = 1000 launches of y
+tiny = 1000 launches of small
+graphed = 1000 launches of small as a CUDA graph
+a = bf16[4096, 8192]
+b = bf16[8192, 4096]
+c = a @ b
+"""
+US = 1e-6
+
+
+def _subjects(text: str = LESSON) -> list[data.Subject]:
+    program = compile_text(SpecText("lesson.gpu", text))
+    return select.subjects([select.Target("lesson.gpu", None, text.count("\n"), program)])
+
+
+def _named(subjects, label):
+    return next(s for s in subjects if s.label == label)
+
+
+def _point(panel, label, source="model"):
+    return next(p for p in panel.points if label in p.labels and p.source == source)
+
+
+# --- the roofline ----------------------------------------------------------------------------------
+
+
+def test_one_panel_per_device_with_the_plain_and_tensor_ceilings_and_their_ridges():
+    (panel,) = data.roofline(_subjects())
+    assert panel.device.startswith("H100-SXM")
+    (roof,) = panel.roofs
+    assert roof.source == "model" and roof.bandwidth == pytest.approx(3.35e12)
+    by_label = {c.label: c for c in roof.ceilings}
+    assert set(by_label) == {"fp32", "fp16 · bf16", "tf32 tensor cores", "fp16 · bf16 tensor cores",
+                             "fp8 tensor cores"}  # fp64 only when a workload runs at it
+    assert [c.flop_rate for c in roof.ceilings] == sorted(c.flop_rate for c in roof.ceilings)
+    fp32, tensor = by_label["fp32"], by_label["fp16 · bf16 tensor cores"]
+    assert fp32.ridge == pytest.approx((67e12 / 3.35e12,) * 2)  # the lesson's 20 FLOP/B
+    assert tensor.ridge == pytest.approx((989.4e12 / 3.35e12,) * 2)
+    assert tensor.tensor and not fp32.tensor
+    # The elementwise workloads run at the fp32 peak, the bf16 matmul at the tensor cores': both are marked used.
+    assert fp32.used and tensor.used and not by_label["fp8 tensor cores"].used
+
+
+def test_each_workload_is_a_point_at_its_intensity_and_achieved_rate():
+    subjects = _subjects()
+    (panel,) = data.roofline(subjects)
+    y = _point(panel, "y")
+    assert y.intensity == pytest.approx(0.25)  # 1 FLOP per 4 bytes moved
+    assert y.flop_rate == pytest.approx(4096 * 4096 / (2 * 4096 * 4096 * 2 / 3.35e12), rel=0.01)
+    assert y.bound == "memory"
+    tiny = _point(panel, "tiny")
+    assert tiny.bound == "overhead"
+    assert tiny.flop_rate == pytest.approx(1000 * 4096 / (1000 * 5 * US + 2 * US), rel=0.01)
+    c = _point(panel, "c")
+    assert c.bound == "compute" and c.intensity > 200
+    for point in panel.points:  # nothing above its roof
+        roof = min(panel.roofs[0].bandwidth * point.intensity, max(x.flop_rate for x in panel.roofs[0].ceilings))
+        assert point.flop_rate <= roof * (1 + 1e-9)
+
+
+def test_points_on_the_same_spot_become_one_with_every_label():
+    (panel,) = data.roofline(_subjects())
+    merged = _point(panel, "y")
+    # z runs two kernels of y's intensity at y's rate, and big is a thousand of y back to back.
+    assert {"y", "z", "big"} <= set(merged.labels)
+    assert merged.lines == tuple(sorted(merged.lines))
+    assert "tiny" not in merged.labels and "small" not in merged.labels
+    assert len({(p.intensity, p.flop_rate) for p in panel.points}) == len(panel.points)
+
+
+def test_the_axis_limits_hold_every_point_and_ridge():
+    (panel,) = data.roofline(_subjects())
+    (x_low, x_high), (y_low, y_high) = panel.x_limits, panel.y_limits
+    for point in panel.points:
+        assert x_low < point.intensity < x_high and y_low < point.flop_rate < y_high
+    for ceiling in panel.roofs[0].ceilings:
+        assert x_low < ceiling.ridge[0] <= ceiling.ridge[1] < x_high and y_low < ceiling.flop_rate < y_high
+
+
+def test_a_bandwidth_given_as_a_range_makes_the_ridge_an_interval():
+    h100 = devices.lookup("H100-SXM")
+    written = h100.fact("hbm_bandwidth")
+    ranged = h100.with_facts("H100-ranged", {"hbm_bandwidth": Fact("hbm_bandwidth", 3.0e12, 3.35e12,
+                                                                    written.dimension, "3..3.35 TB/s")})
+    y = _named(_subjects(), "y")
+    (panel,) = data.roofline([data.Subject("y", "t.gpu", 3, rebind(y.workload, ranged))])
+    fp32 = next(c for c in panel.roofs[0].ceilings if c.label == "fp32")
+    assert fp32.ridge == pytest.approx((67e12 / 3.35e12, 67e12 / 3.0e12))
+
+
+def test_two_devices_make_two_panels():
+    text = LESSON + "device A100-80GB\nw = bf16[4096, 4096]\nw2 = w * 2\n"
+    panels = data.roofline(_subjects(text))
+    assert [p.device.split(" ")[0] for p in panels] == ["H100-SXM", "A100-80GB"]
+    assert [p.labels for p in panels[1].points] == [("w2",)]
+    a100 = panels[1].roofs[0]
+    assert a100.bandwidth == pytest.approx(devices.lookup("A100-80GB").fact("hbm_bandwidth").value)
+
+
+def test_the_calibrated_source_adds_its_roof_and_points():
+    profile = Profile("NVIDIA H100 80GB HBM3", {"hbm_bandwidth": 3.0e12}, {"gpu": "NVIDIA H100 80GB HBM3"})
+    subjects = _subjects()
+    (panel,) = data.roofline(subjects, {"model": data.ModelSource(), "calibrated": Calibrated(profile)})
+    assert [r.source for r in panel.roofs] == ["model", "calibrated"]
+    assert panel.roofs[1].bandwidth == pytest.approx(3.0e12)
+    modelled, calibrated = _point(panel, "y"), _point(panel, "y", "calibrated")
+    assert calibrated.intensity == modelled.intensity  # bytes and FLOPs are counted, not measured
+    assert calibrated.flop_rate == pytest.approx(modelled.flop_rate * 3.0 / 3.35, rel=1e-6)
+
+
+def test_the_measured_source_is_a_point_at_the_measured_time():
+    subjects = _subjects()
+    y = _named(subjects, "y").workload
+    gpu = {"gpu": "NVIDIA H100 80GB HBM3"}
+    measured_time = 25 * US
+    found = Measurement(workload_key("", y), "lesson.gpu", 3, "y = x * 2", "ok", None,
+                        {"time": {"median": measured_time, "p10": measured_time, "p90": measured_time, "samples": 9}},
+                        gpu)
+    source = Measured({found.key: [found]}, {}, None)
+    (panel,) = data.roofline(subjects, {"model": data.ModelSource(), "measured": source})
+    point = _point(panel, "y", "measured")
+    assert point.flop_rate == pytest.approx(model.estimate(y)["flops"].number / measured_time)
+    assert [p.labels for p in panel.points if p.source == "measured"] == [point.labels]  # nothing else measured
+
+
+def test_labels_are_names_or_the_workload_as_written():
+    assert data.label_of("y = x * 2:") == "y"
+    assert data.label_of("x*2 on 4096² bf16 is memory-bound, ≈20µs") == "x*2 on 4096² bf16"
+    long = data.label_of("decode llama3-8b, batch 1, context 4096, 15 kernels per layer eager is fast")
+    assert len(long) <= data.LABEL_LENGTH and long.endswith("…") and long.startswith("decode llama3-8b")
+
+
+# --- the launch timeline ---------------------------------------------------------------------------
+
+
+def _us(intervals):
+    return [(round(i.start / US, 6), round(i.end / US, 6)) for i in intervals]
+
+
+def test_tiny_kernels_wait_for_each_launch_and_leave_gaps():
+    host, gpu = data.queue([2 * US], 4, 5 * US)
+    assert _us(host) == [(0, 5), (5, 10), (10, 15), (15, 20)]
+    assert _us(gpu) == [(5, 7), (10, 12), (15, 17), (20, 22)]
+    assert _us(data.idle_gaps(gpu, 22 * US)) == [(0, 5), (7, 10), (12, 15), (17, 20)]
+
+
+def test_big_kernels_queue_up_behind_each_other_and_never_leave_a_gap():
+    host, gpu = data.queue([20 * US], 1000, 5 * US, until=60 * US)
+    assert len(host) == 12 and _us(host)[-1] == (55, 60)
+    assert _us(gpu) == [(5, 25), (25, 45), (45, 65)]  # the kernel running at the end of the span is kept whole
+    assert [k.launch for k in gpu] == [1, 2, 3]
+    assert _us(data.idle_gaps(gpu, 60 * US)) == [(0, 5)]  # only the wait for the first launch
+
+
+@pytest.mark.parametrize("kernel, repeats", [("small", 40), ("y", 30), ("z", 25)])
+@pytest.mark.parametrize("graph", [False, True])
+def test_the_replayed_queue_agrees_with_the_model(kernel, repeats, graph):
+    text = LESSON + f"s = {repeats} launches of {kernel}{' as a CUDA graph' if graph else ''}\n"
+    stream = _named(_subjects(text), "s").workload
+    e = model.estimate(stream)
+    pattern, cost, node_cost = data._shape(stream)
+    host, gpu = data.queue(pattern, repeats, cost, graph_launch=cost if graph else None, node_cost=node_cost)
+    assert len(gpu) == e["kernels"].number and len(host) == e["launches"].number
+    assert gpu[-1].end == pytest.approx(e["time"].number, rel=1e-9)
+    assert sum(k.end - k.start for k in gpu) == pytest.approx(e["busy_time"].number, rel=1e-9)
+    idle = sum(g.end - g.start for g in data.idle_gaps(gpu, gpu[-1].end))
+    assert idle == pytest.approx(e["idle_time"].number, rel=1e-6, abs=1e-12)
+    if not graph:  # the same rule as gpuspec.model.launches, played kernel by kernel
+        assert gpu[-1].end == pytest.approx(launches.run(pattern, repeats, cost, 1.0).total, rel=1e-9)
+
+
+def test_the_lesson_timeline_shows_big_and_tiny_at_the_same_launch_rate_on_one_span():
+    subjects = [s for s in _subjects() if s.label in ("big", "tiny")]
+    timeline = data.timeline(subjects)
+    big, tiny = timeline.lanes
+    assert (big.label, tiny.label) == ("big", "tiny")
+    assert big.launch_cost == tiny.launch_cost == pytest.approx(5 * US)
+    # 12 launches, or 3 of the ≈ 20 µs kernels, whichever is longer
+    assert big.kernel_times == pytest.approx((20 * US,), rel=0.01)
+    assert timeline.span == pytest.approx(max(12 * 5 * US, 3 * big.kernel_times[0]))
+    assert _us(big.gaps) == [(0, 5)]
+    assert len(tiny.gaps) == 12 and _us(tiny.gaps)[:3] == [(0, 5), (7, 10), (12, 15)]
+    assert all(g.end - g.start == pytest.approx(3 * US) for g in tiny.gaps[1:])
+    assert big.busy_share == pytest.approx(1.0, abs=1e-3) and tiny.busy_share == pytest.approx(0.4, abs=1e-3)
+    assert all(i.start < timeline.span for lane in timeline.lanes for i in lane.host + lane.gpu)
+
+
+def test_a_cuda_graph_is_one_launch_then_every_kernel_back_to_back():
+    (graphed,) = [s for s in _subjects() if s.label == "graphed"]
+    (lane,) = data.timeline([graphed]).lanes
+    e = model.estimate(graphed.workload)
+    assert lane.graph and len(lane.host) == 1
+    assert lane.host[0].end == pytest.approx(e.fact("graph_launch_cost").number)
+    assert lane.gpu[0].start == lane.host[0].end
+    assert all(a.end == b.start for a, b in zip(lane.gpu, lane.gpu[1:]))
+    per_kernel = 2 * US + e.fact("graph_node_cost").number
+    assert all(math.isclose(k.end - k.start, per_kernel, rel_tol=1e-9) for k in lane.gpu)
+
+
+# --- choosing what to draw -------------------------------------------------------------------------
+
+
+def _target(tmp_path, text, line=None):
+    path = tmp_path / "t.gpu"
+    path.write_text(text)
+    return select.load_targets([(str(path), line)])
+
+
+def test_a_line_selects_the_workload_written_there(tmp_path):
+    targets = _target(tmp_path, LESSON, 8)
+    assert [s.label for s in select.stream_subjects(targets)] == ["tiny"]
+
+
+def test_a_line_with_no_workload_names_the_lines_that_have_one(tmp_path):
+    with pytest.raises(select.SelectionError, match=r"t\.gpu:2: no workload on this line; the workloads are on "
+                                                    r"lines 3 \(y\), 4 \(z\)"):
+        select.subjects(_target(tmp_path, LESSON, 2))
+    with pytest.raises(select.SelectionError, match=r"t\.gpu:99: the file has only 13 lines"):
+        select.subjects(_target(tmp_path, LESSON, 99))
+
+
+def test_a_line_that_is_not_a_stream_names_the_streams(tmp_path):
+    with pytest.raises(select.SelectionError, match=r"t\.gpu:3: `y` is an elementwise workload, not a launch "
+                                                    r"stream .*the streams are on lines 7 \(big\), 8 \(tiny\)"):
+        select.stream_subjects(_target(tmp_path, LESSON, 3))
+
+
+def test_a_file_without_streams_or_workloads_says_what_would_do(tmp_path):
+    with pytest.raises(select.SelectionError, match="no launch streams to draw"):
+        select.stream_subjects(_target(tmp_path, "device H100-SXM\nx = bf16[8]\ny = x * 2\n"))
+    with pytest.raises(select.SelectionError, match="nothing to put on a roofline: no workloads"):
+        select.roofline_subjects(_target(tmp_path, "device H100-SXM\ndevice.sms = 132\n"))
+
+
+def test_a_stream_of_a_row_wise_workload_plays_every_kernel_of_a_repeat():
+    text = LESSON + "r = bf16[32, 1024]\nsm = softmax(r) eager\ns = 50 launches of sm\n"
+    stream = _named(_subjects(text), "s").workload
+    (lane,) = data.timeline([_named(_subjects(text), "s")]).lanes
+    assert len(lane.kernel_times) == 3  # max, exponentials and sum, normalize
+    pattern, cost, node_cost = data._shape(stream)
+    host, gpu = data.queue(pattern, 50, cost)
+    assert len(gpu) == model.estimate(stream)["kernels"].number == 150
+    assert gpu[-1].end == pytest.approx(model.estimate(stream)["time"].number, rel=1e-9)
