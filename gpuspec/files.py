@@ -35,14 +35,20 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(partial, mode)
+        # mkstemp makes the file private (0600); a replaced file keeps its mode, a new one gets the umask's.
+        os.chmod(partial, mode if mode is not None else 0o666 & ~_umask())
         os.replace(partial, target)
     except BaseException as error:
         Path(partial).unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise WriteError(f"cannot write {target}: {error.strerror or error}; it was not changed") from None
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)  # the only way to read it is to set it; set it straight back
+    os.umask(current)
+    return current
 
 
 def read_json(path: str | Path, error: type[Exception]):

@@ -374,3 +374,20 @@ def test_a_write_into_a_missing_folder_is_a_write_error(tmp_path):
     with pytest.raises(WriteError, match="cannot write"):
         write_atomically(tmp_path / "nowhere" / "a.gpu", "x\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_file_gets_the_umasks_mode_and_a_replaced_one_keeps_its_own(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "new.svg", b"<svg/>")
+        assert stat.S_IMODE((tmp_path / "new.svg").stat().st_mode) == 0o644
+        kept = tmp_path / "kept.gpu"
+        kept.write_text("x\n")
+        kept.chmod(0o600)
+        write_atomically(kept, "y\n")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and kept.read_text() == "y\n"
+    finally:
+        os.umask(old)
