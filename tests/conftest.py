@@ -29,6 +29,25 @@ def only(text: str):
     return found[0]
 
 
+def kill_once_paused(command: list[str], **popen) -> int:
+    """Run `command`, kill it with SIGKILL as soon as it prints a line `paused`, and return its exit status."""
+    import os
+    import signal
+    import subprocess
+
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, **popen)
+    try:
+        assert any(line.strip() == "paused" for line in iter(child.stdout.readline, ""))
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    return child.returncode
+
+
 def errors(text: str) -> list:
     return list(run(text).diagnostics)
 

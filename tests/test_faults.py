@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import kill_once_paused
 
 from gpuspec import files, measure
 from gpuspec.cli import main
@@ -346,16 +347,6 @@ SIGKILL_CHILD = textwrap.dedent("""
 def test_fmt_and_update_killed_mid_write_leave_the_file_as_it_was(tmp_path, command, step):
     path = tmp_path / "a.gpu"
     path.write_text(UNFORMATTED, encoding="utf-8")
-    child = subprocess.Popen([sys.executable, "-c", SIGKILL_CHILD, step, *command, str(path)], cwd=ROOT,
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        lines = iter(child.stdout.readline, "")
-        assert any(line.strip() == "paused" for line in lines)  # after the report, when --update writes
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        child.stdout.close()
+    # `paused` comes after the report, when --update writes
+    kill_once_paused([sys.executable, "-c", SIGKILL_CHILD, step, *command, str(path)], cwd=ROOT)
     assert path.read_text(encoding="utf-8") == UNFORMATTED

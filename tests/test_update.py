@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import signal
 import stat
-import subprocess
 import sys
 import textwrap
 
 import pytest
+from conftest import kill_once_paused
 
 from gpuspec import files, update
 from gpuspec.cli import main
@@ -308,17 +308,7 @@ CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("where", ["replace", "fsync"], ids=["between-write-and-rename", "while-syncing"])
 def test_a_process_killed_during_an_atomic_write_leaves_the_original_intact(tmp_path, where):
     path = write(tmp_path, "a.gpu", ORIGINAL)
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), where], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout.readline().strip() == "paused"
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=20)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        child.stdout.close()
-    assert child.returncode == -signal.SIGKILL
+    assert kill_once_paused([sys.executable, "-c", CHILD, str(path), where]) == -signal.SIGKILL
     assert path.read_bytes() == ORIGINAL.encode()
     partial = [p for p in tmp_path.iterdir() if p.name != "a.gpu"]
     assert len(partial) == 1 and partial[0].name.startswith(".a.gpu.") and partial[0].name.endswith(".tmp")
