@@ -217,6 +217,15 @@ METRICS = {
                ("overhead_share", ("%",)), ("flops", ("TFLOP", "GFLOP"))],
     "collective": [("wire_bytes", BYTE_UNITS), ("transfer_time", TIME_UNITS), ("busbw", ("GB/s",)),
                    ("algbw", ("GB/s",)), ("time", TIME_UNITS)],
+    "training": [("tokens", ("",)), ("flops", ("TFLOP", "PFLOP")), ("flops_per_token", ("GFLOP",)),
+                 ("time", TIME_UNITS), ("state_bytes", BYTE_UNITS), ("activation_bytes", BYTE_UNITS)],
+}
+# An observed figure after a workload (`observed 107 tokens/s`): some fit the kind, some do not (an error).
+OBSERVED = {
+    "elementwise": ("25 µs", "2.5 TB/s", "30 TFLOP/s", "9 tokens/s"), "matmul": ("1 ms", "600 TFLOP/s", "2 TB/s"),
+    "rowwise": ("60 µs", "2 TB/s"), "attention": ("3 ms", "740 TFLOP/s"),
+    "decode": ("107 tokens/s", "9.35 ms", "1.4 TB/s", "5 TFLOP/s"), "training": ("400 TFLOP/s", "6.75 s", "3 TB/s"),
+    "collective": ("275 GB/s", "4 ms", "1 TFLOP/s"),
 }
 # Implicit claims: a unit, then the words that name the metric.
 IMPLICIT = {
@@ -228,6 +237,7 @@ IMPLICIT = {
     "stream": ["ms", "µs", "launches", "kernels"],
     "decode": ["ms", "µs", "launches", "kernels", "GB moved"],
     "collective": ["ms", "µs", "GB moved"],
+    "training": ["s", "ms", "TFLOP"],
 }
 COMMENTS = ("# a comment", "# ≈ 20 µs, 4096², “quoted”", "#", "# --- a section ---")
 QUOTES = ('"A sentence the claims below check."', '"x is 4096 × 4096 = 16,777,216 numbers."',
@@ -268,7 +278,7 @@ def claims(draw, kind: str) -> str:
     """One claim about a workload of `kind`: bound, implicit, explicit, range, lower bound, or arithmetic."""
     form = pick(draw, ("bound", "implicit", "implicit", "explicit", "explicit", "range", "at_least",
                                  "ratio"))
-    if form == "bound" and kind == "collective":  # a collective has no bound
+    if form == "bound" and kind in ("collective", "training"):  # they have no bound
         form = "explicit"
     if form == "bound":
         return pick(draw, ("memory-bound", "compute-bound", "overhead-bound", "bound = memory"))
@@ -359,6 +369,8 @@ def valid_specs(draw) -> str:
         return name
 
     def workload(kind: str, head: str, named: bool) -> None:
+        if kind in OBSERVED and not draw(integers(0, 3)):
+            head += f" observed {pick(draw, OBSERVED[kind])}"
         name = names.new(pick(draw, ("y", "w", "step", "z"))) if named else None
         body = _claim_lines(draw, kind, name)
         start = f"{name} = {head}" if name else head
@@ -372,7 +384,8 @@ def valid_specs(draw) -> str:
 
     for _ in range(draw(integers(1, 8))):
         kind = pick(draw, ("tensor", "elementwise", "elementwise", "on", "matmul", "rowwise",
-                                     "attention", "stream", "decode", "collective", "device_fact", "value",
+                                     "attention", "stream", "decode", "training", "collective", "device_fact",
+                                     "value",
                                      "set", "quote", "comment", "blank", "device"))
         named = draw(st.booleans())
         if kind == "tensor":
@@ -426,6 +439,11 @@ def valid_specs(draw) -> str:
                 settings_ = [settings_[0], f"prompt {pick(draw, (128, 2048))}"]
             mode = pick(draw, ("", " eager", " compiled", " as a CUDA graph", " compiled as a CUDA graph"))
             workload("decode", f"{step} {pick(draw, MODELS)}, {', '.join(settings_)}{mode}", named)
+        elif kind == "training":
+            settings_ = [f"batch {pick(draw, (1, 8, 2048))}", f"context {pick(draw, (128, 4096, 8192))}"]
+            if draw(st.booleans()):
+                settings_.append(f"gpus {pick(draw, (1, 8, 16384))}")
+            workload("training", f"train {pick(draw, MODELS)}, {', '.join(settings_)}", named)
         elif kind == "collective":
             op = pick(draw, ("all_reduce", "all_gather", "reduce_scatter", "broadcast_to_all"))
             size = pick(draw, ("1 GB", "64 MB", "16 KiB"))
@@ -487,6 +505,7 @@ LOOKALIKES = {"µ": "μ", "μ": "µ", "2": "²", "3": "³", "x": "×", "×": "x"
               " ": "\u00a0", '"': "“", "0": "０", "4": "４", "1": "¹", "=": "＝", "e": "е", "a": "а", "≈": "≅"}
 KEYWORDS = ("device", "set", "is", "on", "with", "from", "fused", "eager", "launches", "of", "decode", "as",
             "a", "CUDA", "graph", "threads", "per", "block", "tiles", "across", "over", "model", "prefill",
+            "train", "observed",
             "µs", "MB", "GB/s", "%", "×", "²", "≈", "±", "–", "..", "=", "<", "≥", ":", ",", "(", ")", "[", "]",
             "@", "^", "+", "-", "*", "/", ".", "\n", "\n    ", "memory-bound", "400+", "1e400", "9" * 60, "0")
 
