@@ -84,21 +84,12 @@ def score_bytes(e: Estimate) -> Value:
                    note="the [batch, heads, seq_q, seq_kv] score matrix")
 
 
-def _parts(e: Estimate, name: str, attribute: str, single_note: str) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return given(name, getattr(ks[0], attribute), BYTES, note=single_note)
-    verb = "read" if attribute == "bytes_read" else "written"
-    parts = [given(f"{verb} by kernel {i} ({k.label})", getattr(k, attribute), BYTES) for i, k in enumerate(ks, 1)]
-    return total(name, *parts)
-
-
 def bytes_read(e: Estimate) -> Value:
-    return _parts(e, "bytes_read", "bytes_read", "q, k and v read once")
+    return kernel_sequence.traffic("bytes_read", _kernels(e), "q, k and v read once")
 
 
 def bytes_written(e: Estimate) -> Value:
-    return _parts(e, "bytes_written", "bytes_written", "o written once; the scores stay on chip")
+    return kernel_sequence.traffic("bytes_written", _kernels(e), "o written once; the scores stay on chip")
 
 
 def peak_flop_rate(e: Estimate) -> Value:

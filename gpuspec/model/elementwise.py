@@ -21,7 +21,6 @@ from gpuspec.model.values import (
     given,
     product,
     renamed,
-    total,
 )
 from gpuspec.workloads import (
     DTYPES,
@@ -104,20 +103,11 @@ def elements(e: Estimate) -> Value:
 
 
 def bytes_read(e: Estimate) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return given("bytes_read", ks[0].bytes_read, BYTES, note="each input read once")
-    parts = [given(f"read by kernel {i} ({k.label})", k.bytes_read, BYTES) for i, k in enumerate(ks, 1)]
-    return total("bytes_read", *parts)
+    return kernel_sequence.traffic("bytes_read", _kernels(e), "each input read once")
 
 
 def bytes_written(e: Estimate) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return given("bytes_written", ks[0].bytes_written, BYTES, note="the output written once")
-    parts = [given(f"written by kernel {i} ({k.label})", k.bytes_written, BYTES) for i, k in enumerate(ks, 1)]
-    return total("bytes_written", *parts)
-
+    return kernel_sequence.traffic("bytes_written", _kernels(e), "the output written once")
 
 
 def flops(e: Estimate) -> Value:

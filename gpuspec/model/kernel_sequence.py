@@ -32,6 +32,16 @@ def kernel_list(e: Estimate, build: Callable[[object], list[Kernel]]) -> list[Ke
     return cached
 
 
+def traffic(name: str, kernels: list[Kernel], single_note: str) -> Value:
+    """bytes_read or bytes_written (`name`) of the list: a kernel's own, or each kernel's in the derivation."""
+    if len(kernels) == 1:
+        return given(name, getattr(kernels[0], name), units.BYTES, note=single_note)
+    verb = "read" if name == "bytes_read" else "written"
+    parts = [given(f"{verb} by kernel {i} ({k.label})", getattr(k, name), units.BYTES)
+             for i, k in enumerate(kernels, 1)]
+    return total(name, *parts)
+
+
 def kernel_times(e: Estimate, kernels: list[Kernel]) -> list[float]:
     """The GPU time of each kernel, in order, as plain numbers (for the launch queue)."""
     bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number

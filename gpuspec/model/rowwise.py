@@ -36,7 +36,7 @@ from gpuspec import units
 from gpuspec.model import kernel_sequence, roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.kernel_sequence import Kernel
-from gpuspec.model.values import Value, given, product, renamed, total
+from gpuspec.model.values import Value, given, product, renamed
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 
@@ -111,22 +111,13 @@ def kernel_count(e: Estimate) -> Value:
     return given("kernels", len(ks), COUNT, note=note)
 
 
-def _parts(e: Estimate, name: str, attribute: str, single_note: str) -> Value:
-    ks = _kernels(e)
-    if len(ks) == 1:
-        return given(name, getattr(ks[0], attribute), BYTES, note=single_note)
-    verb = "read" if attribute == "bytes_read" else "written"
-    parts = [given(f"{verb} by kernel {i} ({k.label})", getattr(k, attribute), BYTES) for i, k in enumerate(ks, 1)]
-    return total(name, *parts)
-
-
 def bytes_read(e: Estimate) -> Value:
-    return _parts(e, "bytes_read", "bytes_read", "x read once")
+    return kernel_sequence.traffic("bytes_read", _kernels(e), "x read once")
 
 
 def bytes_written(e: Estimate) -> Value:
     single = "one value per row" if e.workload.op in ("sum", "mean", "amax") else "the output written once"
-    return _parts(e, "bytes_written", "bytes_written", single)
+    return kernel_sequence.traffic("bytes_written", _kernels(e), single)
 
 
 def flops(e: Estimate) -> Value:
