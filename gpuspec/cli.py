@@ -1,13 +1,17 @@
 """The command line: `gpuspec check`, `explain`, `devices`, `plot`, `report` and the rest. Wiring only; exit codes
-come from the Report."""
+come from the Report (their table is report.EXIT_CODES)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from gpuspec import __version__
 from gpuspec.diagnostics import Diagnostic, SpecError
-from gpuspec.report import EXIT_INVALID, EXIT_OK
+from gpuspec.report import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NOTHING, EXIT_OK
+from gpuspec.report.safe import shown_line
+
+DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,13 +20,43 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_INVALID
+    _never_fail_to_encode()
     try:
         return args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as error:  # a bug: never exit 1 (a failing claim) nor show a traceback unasked
+        return _internal_error(error)
+
+
+def _internal_error(error: Exception) -> int:
+    """One line that says gpuspec failed (the traceback too with GPUSPEC_DEBUG=1); exit 3."""
+    import traceback
+
+    try:
+        if os.environ.get(DEBUG, "") not in ("", "0"):
+            for line in traceback.format_exc().rstrip("\n").split("\n"):
+                print(shown_line(line), file=sys.stderr)
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        print(shown_line(f"gpuspec: internal error: {reason} (please report it; {DEBUG}=1 shows where)"),
+              file=sys.stderr)
+    except Exception:  # noqa: BLE001  (stderr itself is broken: the exit code still says what happened)
+        pass
+    return EXIT_INTERNAL
+
+
+def _never_fail_to_encode() -> None:
+    # Printers show a file name that is not UTF-8 escaped; anything else that holds one (an OS error's message)
+    # is written with backslash escapes rather than ending the run in a UnicodeEncodeError.
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpuspec {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = commands.add_parser("check", help="check every claim in spec files and folders")
+    check = commands.add_parser("check", help="check every claim in spec files and folders", epilog=EXIT_CODES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("paths", nargs="+", metavar="PATH",
                        help="a .gpu file, a folder to search for them, or - for standard input")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
@@ -39,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
     check.add_argument("--update", action="store_true",
                        help="rewrite each failing claim's number to the computed value, at the precision written")
+    check.add_argument("--allow-nothing-checked", action="store_true",
+                       help=f"exit {EXIT_OK}, not {EXIT_NOTHING}, when no claim was checked (for a hook given "
+                            "whichever files changed, some without claims)")
     measuring = check.add_argument_group("measuring (the measured and calibrated sources)")
     measuring.add_argument("--measure", action="store_true", help="time every workload with generated harnesses")
     measuring.add_argument("--require-measure", action="store_true",
@@ -91,7 +129,9 @@ def _parser() -> argparse.ArgumentParser:
         picture.set_defaults(run=run)
 
     report = commands.add_parser("report", help="write one HTML or Markdown file: every claim and source, "
-                                                "failures first, with the pictures")
+                                                "failures first, with the pictures",
+                                 epilog=EXIT_CODES + f"\n(a report that could not be written: {EXIT_INVALID})",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     report.add_argument("paths", nargs="+", metavar="PATH", help="a .gpu file or a folder to search for them")
     report.add_argument("--out", metavar="FILE", required=True, help="the report to write: .html or .md")
     report.add_argument("--format", choices=("html", "markdown"), help="the format (default: from --out's suffix)")
@@ -129,13 +169,13 @@ def _check(args) -> int:
         return EXIT_INVALID
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
-                      progress=lambda line: print(line, file=sys.stderr))
+                      progress=lambda line: print(shown_line(line), file=sys.stderr))
     try:
         report = run_check(args.paths, sources)
     except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130
         sys.stdout.write(_render(stop.report, args.format, args.verbose))
-        print(f"interrupted: {stop.note}", file=sys.stderr)
-        return 130
+        print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
+        return EXIT_INTERRUPTED
     rendered = _render(report, args.format, args.verbose)
     if args.output:
         from gpuspec.files import WriteError, write_atomically
@@ -143,14 +183,17 @@ def _check(args) -> int:
         try:
             write_atomically(args.output, rendered)
         except WriteError as error:
-            print(f"gpuspec check: {error}", file=sys.stderr)
+            print(shown_line(f"gpuspec check: {error}"), file=sys.stderr)
             return EXIT_INVALID
         print(report.summary_line())
     else:
         sys.stdout.write(rendered)
-    if args.update:
-        return _update(report)
-    return report.exit_code
+    if report.nothing_checked() and (args.output or args.format != "text"):  # the text report says it itself
+        print(shown_line(report.nothing_checked()), file=sys.stderr)
+    code = _update(report) if args.update else report.exit_code
+    if code == EXIT_OK and report.exit_code == EXIT_NOTHING:  # --update had nothing to rewrite
+        code = EXIT_NOTHING
+    return EXIT_OK if code == EXIT_NOTHING and args.allow_nothing_checked else code
 
 
 def _render(report, format: str, verbose: bool) -> str:
@@ -201,8 +244,9 @@ def _print_errors(error: SpecError, path: str) -> int:
             texts[path] = handle.read()
     except OSError:
         pass
+    documents = text_report.Documents(texts)  # each line found without splitting the file again per error
     for diagnostic in error.diagnostics:
-        print("\n".join(text_report.error(diagnostic, texts)), file=sys.stderr)
+        print("\n".join(text_report.error(diagnostic, documents)), file=sys.stderr)
     return EXIT_INVALID
 
 
@@ -293,8 +337,14 @@ def _report(args) -> int:
                                                      tuple(args.results))
         return f"{report.summary_line()}; report written to {args.out}"
 
-    # Written: the exit code is check's (1 when a claim fails); not written: 2.
-    return _picture("report", write) or checked["report"].exit_code
+    # Not written: 2. Written: check's exit code (1 when a claim fails, 5 when none was checked).
+    code = _picture("report", write)
+    if code != EXIT_OK:
+        return code
+    report = checked["report"]
+    if report.nothing_checked():
+        print(shown_line(report.nothing_checked()), file=sys.stderr)
+    return report.exit_code
 
 
 def _picture(command: str, make) -> int:
@@ -303,9 +353,9 @@ def _picture(command: str, make) -> int:
     from gpuspec.plot.select import SelectionError
 
     try:
-        print(make())
+        print(shown_line(make()))
     except (PictureError, SelectionError) as error:
-        print(f"gpuspec {command}: {error}", file=sys.stderr)
+        print(shown_line(f"gpuspec {command}: {error}"), file=sys.stderr)
         return EXIT_INVALID
     except SpecError as error:
         span = error.diagnostics[0].span if error.diagnostics else None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 
 from lark import Lark, Token, Transformer
@@ -69,13 +70,38 @@ class _Indentation(Indenter):
             raise _BadIndent(token) from None
 
 
+# How the parser is built; scripts/generate_parser_tables.py builds it the same way to write parse_tables.py.
+LARK_OPTIONS = {"parser": "lalr", "maybe_placeholders": True}
+
+
+def grammar_text() -> str:
+    return (data_dir("grammar") / "gpuspec.lark").read_text(encoding="utf-8")
+
+
+def build_from_grammar(grammar: str) -> Lark:
+    """Lark's LALR parser built from the grammar's text (no cache: nothing is read from or written to disk). The
+    builder runs inside the parser, so no parse tree is built."""
+    return Lark(grammar, postlex=_Indentation(), transformer=_BUILDER, cache=False, **LARK_OPTIONS)
+
+
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
-    grammar = data_dir("grammar") / "gpuspec.lark"
-    # The builder runs inside the parser (no parse tree is built), and cache=True keeps the compiled
-    # LALR tables in the temp folder, keyed by the grammar's hash: both for speed.
-    return Lark(grammar.read_text(encoding="utf-8"), parser="lalr", postlex=_Indentation(),
-                maybe_placeholders=True, transformer=_BUILDER, cache=True)
+    # Building the LALR tables takes a quarter of a second, so they ship in the package, generated from the grammar
+    # (parse_tables.py). They are used only if they were made from this grammar by this version of Lark: a checkout
+    # with an edited grammar, or another Lark, builds from the grammar instead.
+    grammar = grammar_text()
+    try:
+        import lark
+
+        from gpuspec import parse_tables
+
+        if (parse_tables.LARK_VERSION == lark.__version__
+                and parse_tables.GRAMMAR_SHA256 == hashlib.sha256(grammar.encode("utf-8")).hexdigest()):
+            return Lark._load_from_dict(parse_tables.DATA, parse_tables.MEMO, postlex=_Indentation(),
+                                        transformer=_BUILDER)
+    except Exception:  # tables Lark cannot load: build them
+        pass
+    return build_from_grammar(grammar)
 
 
 def parse(source: SpecText) -> nodes.Spec:

@@ -198,7 +198,7 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
         found, errors = check(program, evidence)
         verdicts.extend(found)
         diagnostics.extend(errors)
-    report = Report(verdicts, diagnostics, [str(f) for f in files], texts)
+    report = Report(verdicts, diagnostics, [str(f) for f in files], texts, paths=paths)
     if stop is not None:
         raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
                                   "the claims of the others were not measured")

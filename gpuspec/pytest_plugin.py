@@ -119,10 +119,10 @@ class InvalidSpec(pytest.Item):
         raise ClaimFailed(self.diagnostics)
 
     def repr_failure(self, excinfo, style=None):
-        from gpuspec.report.text import error
+        from gpuspec.report.text import Documents, error
 
-        texts = {d.span.file: self.text for d in self.diagnostics if d.span}
-        return "\n".join(line for d in self.diagnostics for line in error(d, texts))
+        documents = Documents({d.span.file: self.text for d in self.diagnostics if d.span})  # split once
+        return "\n".join(line for d in self.diagnostics for line in error(d, documents))
 
     def reportinfo(self):
         first = self.diagnostics[0].span if self.diagnostics else None

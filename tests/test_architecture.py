@@ -8,9 +8,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 
 # Each module may import only modules of an earlier (or the same) layer: the pipeline's order.
 LAYERS = [
-    {"resources", "record", "text", "diagnostics", "units", "timing", "files"},
+    {"cachedir", "resources", "record", "text", "diagnostics", "units", "timing", "files"},
     {"nodes", "metrics", "devices", "models", "markdown"},
-    {"parse", "workloads", "program", "cache"},
+    {"parse", "parse_tables", "workloads", "program", "cache"},
     {"resolve", "model", "codegen"},
     {"templating", "harness", "results", "calibrate"},
     {"sources", "measure", "mistakes"},

@@ -204,4 +204,7 @@ def test_github_message_with_a_newline_stays_one_command():
     odd = attrs.evolve(verdict, status="skip", actual=None, reason="first\nsecond, 5%: \x1b")
     lines = github.render(Report([odd], [], ["specs/a.gpu"])).splitlines()
     assert lines == ["::notice file=specs/a.gpu,line=2,col=36,endColumn=44,title=gpuspec model skipped::"
-                     "70 waves: first%0Asecond, 5%25: \\x1b", "0 passed, 0 failed, 1 skipped"]
+                     "70 waves: first%0Asecond, 5%25: \\x1b",
+                     "::warning title=gpuspec::nothing checked: its one claim was skipped "
+                     "(model: first%0Asecond, 5%25: \\x1b)",
+                     "0 passed, 0 failed, 1 skipped"]

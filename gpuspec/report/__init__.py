@@ -1,26 +1,42 @@
 """Report: the verdicts and diagnostics of a run, their counts and the exit code. Printers only format it."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from attrs import field
 
 from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.record import Record, as_tuple, record
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+# The exit codes of `gpuspec check` (and `report`), as pytest numbers its own: a run that checked nothing is
+# not a pass, and a crash is never mistaken for a failing claim.
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 5
+EXIT_INTERRUPTED = 130
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    every claim was checked by some source and holds
+  {EXIT_FAILED}    a claim fails against some source
+  {EXIT_INVALID}    the input is invalid or the command is misused (errors win over failures)
+  {EXIT_INTERNAL}    an internal error in gpuspec (a bug: please report it; GPUSPEC_DEBUG=1 shows the traceback)
+  {EXIT_NOTHING}    nothing was checked: no spec files or claims were found, or every claim was skipped
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
 
 
 @record
 class Report(Record):
     """Everything one `gpuspec check` found, in file order.
 
-    texts holds each file's text by path, so printers can show the line an error is on.
+    texts holds each file's text by path, so printers can show the line an error is on. warnings are problems
+    that change no verdict and no exit code (a fence that was likely meant to be a gpu block). paths are the
+    paths the run was asked to check, for saying where nothing was found.
     """
 
     verdicts: tuple[Verdict, ...] = field(converter=as_tuple)
     diagnostics: tuple[Diagnostic, ...] = field(converter=as_tuple)
     files: tuple[str, ...] = field(converter=as_tuple)
     texts: dict[str, str] = field(factory=dict, eq=False, repr=False)
+    warnings: tuple[Diagnostic, ...] = field(default=(), converter=as_tuple)
+    paths: tuple[str, ...] = field(default=(), converter=as_tuple)
 
     def count(self, status: str) -> int:
         return sum(1 for v in self.verdicts if v.status == status)
@@ -32,12 +48,44 @@ class Report(Record):
 
     @property
     def exit_code(self) -> int:
-        """2 when any input is invalid, else 1 when any claim fails, else 0."""
+        """2 when any input is invalid, else 1 when any claim fails, else 5 when no claim was checked (none
+        passed or failed: there were none, or every one was skipped), else 0."""
         if self.diagnostics:
             return EXIT_INVALID
-        return EXIT_FAILED if self.count("fail") else EXIT_OK
+        if self.count("fail"):
+            return EXIT_FAILED
+        return EXIT_OK if self.count("pass") else EXIT_NOTHING
 
     def summary_line(self) -> str:
         line = f"{self.count('pass')} passed, {self.count('fail')} failed"
         skipped = self.count("skip")
         return line + (f", {skipped} skipped" if skipped else "")
+
+    def nothing_checked(self) -> str | None:
+        """Why no claim was checked, in one line (`nothing checked: ...`); None when some claim was, or when
+        the input is invalid (its errors say more)."""
+        if self.exit_code != EXIT_NOTHING:
+            return None
+        if self.verdicts:
+            claims = len({id(v.claim) for v in self.verdicts})
+            first = self.verdicts[0]
+            why = f"{first.source}: {first.reason or first.message}"
+            reason = (f"every claim was skipped ({claims} claim{'s' * (claims != 1)}; the first: {why})"
+                      if claims > 1 else f"its one claim was skipped ({why})")
+        elif not self.files:
+            where = _names(self.paths) if self.paths else "the paths given"
+            reason = f"no .gpu files or Markdown gpu blocks under {where}"
+        elif all(Path(f).suffix in (".md", ".markdown") for f in self.files):
+            reason = f"no gpu blocks (```gpu fences or <!-- gpu --> comments) in {_names(self.files)}"
+        else:
+            reason = f"no claims in {_names(self.files)}"
+        if self.warnings:
+            count = len(self.warnings)
+            reason += f"; {count} warning{'s' * (count != 1)} may say why"
+        return f"nothing checked: {reason}"
+
+
+def _names(paths: tuple[str, ...], most: int = 3) -> str:
+    shown = ["standard input" if p == "-" else p for p in paths[:most]]
+    more = len(paths) - most
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")

@@ -11,7 +11,7 @@ from gpuspec.record import Record, record
 from gpuspec.report import Report
 from gpuspec.report.markdown import cell as markdown_cell
 from gpuspec.report.markdown import heading
-from gpuspec.text import escaped
+from gpuspec.report.safe import shown
 
 FORMATS = ("html", "markdown")
 _MARKS = {"pass": "✓", "fail": "✗", "skip": "skipped"}
@@ -102,11 +102,14 @@ def render_markdown(report: Report, pictures: list[Picture]) -> str:
             cells = [markdown_cell(c.text) if c else "—" for c in row.cells]
             lines.append(f"| {markdown_cell(row.where)} | {markdown_cell(row.claim)} | " + " | ".join(cells)
                          + f" | {markdown_cell(row.message)} |")
-    else:
-        lines.append("No claims found.")
-    if report.diagnostics:
-        lines += ["", f"## Errors ({len(report.diagnostics)})", "", "| Where | Code | Message |", "| --- | --- | --- |"]
-        for d in report.diagnostics:
+    nothing = report.nothing_checked()
+    if nothing:
+        lines += ["", markdown_cell(_sentence(nothing))] if report.verdicts else [markdown_cell(_sentence(nothing))]
+    for title, found in (("Errors", report.diagnostics), ("Warnings", report.warnings)):
+        if not found:
+            continue
+        lines += ["", f"## {title} ({len(found)})", "", "| Where | Code | Message |", "| --- | --- | --- |"]
+        for d in found:
             message = d.message + (f"\nhelp: {d.help}" if d.help else "")
             lines.append(f"| {markdown_cell(_where(d))} | {markdown_cell(d.code)} | {markdown_cell(message)} |")
     for picture in pictures:
@@ -118,6 +121,10 @@ def render_markdown(report: Report, pictures: list[Picture]) -> str:
 def _where(diagnostic) -> str:
     span = diagnostic.span
     return f"{span.file}:{span.line}:{span.column}" if span else "—"
+
+
+def _sentence(reason: str) -> str:
+    return reason[0].upper() + reason[1:] + "."
 
 
 # --- HTML ------------------------------------------------------------------------------------------
@@ -151,14 +158,16 @@ def render_html(report: Report, pictures: list[Picture]) -> str:
             parts.append(f'<tr class="{row.status}"><td class="where">{e(row.where)}</td><td>{e(row.claim)}</td>'
                          f'{cells}<td class="why">{e(row.message)}</td></tr>')
         parts.append("</table>")
-    else:
-        parts.append("<p>No claims found.</p>")
-    if report.diagnostics:
-        parts += [f"<h2>Errors ({len(report.diagnostics)})</h2>", "<table>",
-                  "<tr><th>Where</th><th>Code</th><th>Message</th></tr>"]
-        for d in report.diagnostics:
+    nothing = report.nothing_checked()
+    if nothing:
+        parts.append(f"<p>{e(_sentence(nothing))}</p>")
+    for title, found, kind in (("Errors", report.diagnostics, "fail"), ("Warnings", report.warnings, "skip")):
+        if not found:
+            continue
+        parts += [f"<h2>{title} ({len(found)})</h2>", "<table>", "<tr><th>Where</th><th>Code</th><th>Message</th></tr>"]
+        for d in found:
             message = e(d.message) + (f"<br>help: {e(d.help)}" if d.help else "")
-            parts.append(f'<tr class="fail"><td class="where">{e(_where(d))}</td><td>{e(d.code)}</td>'
+            parts.append(f'<tr class="{kind}"><td class="where">{e(_where(d))}</td><td>{e(d.code)}</td>'
                          f"<td>{message}</td></tr>")
         parts.append("</table>")
     for picture in pictures:
@@ -169,4 +178,4 @@ def render_html(report: Report, pictures: list[Picture]) -> str:
 
 
 def _html(text: str) -> str:
-    return html.escape(escaped(text))
+    return html.escape(shown(text))

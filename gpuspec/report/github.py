@@ -1,11 +1,17 @@
-"""The GitHub Actions report: a workflow command per failure, error and skip, then the summary line."""
+"""The GitHub Actions report: a workflow command per failure, error, warning and skip, then the summary line.
+
+Each line is one command that gpuspec wrote: what a user wrote (file names, spec text) is only ever a property
+or the message of one, percent-encoded, with its control characters shown as escapes, so it can neither start
+a line nor end the command it is in.
+"""
 from __future__ import annotations
 
 from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
+from gpuspec.report.safe import shown, shown_line
 from gpuspec.report.text import derivation, sources_line
-from gpuspec.text import Span, escaped
+from gpuspec.text import Span
 
 
 def escape_data(text: str) -> str:
@@ -20,7 +26,7 @@ def escape_property(text: str) -> str:
 
 def _visible(text: str) -> str:
     """Each line of `text` with its other control characters written as escapes; the line breaks kept."""
-    return "\n".join(escaped(line) for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return "\n".join(shown(line) for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 
 
 def command(kind: str, span: Span | None, title: str, message: str) -> str:
@@ -45,9 +51,9 @@ def _failure(verdict: Verdict, siblings: list[Verdict]) -> str:
     return command("error", verdict.claim.span, f"gpuspec {verdict.source}", "\n".join(lines))
 
 
-def _error(diagnostic: Diagnostic) -> str:
+def _error(diagnostic: Diagnostic, kind: str = "error") -> str:
     message = diagnostic.message + (f"\nhelp: {diagnostic.help}" if diagnostic.help else "")
-    return command("error", diagnostic.span, f"gpuspec error[{diagnostic.code}]", message)
+    return command(kind, diagnostic.span, f"gpuspec {kind}[{diagnostic.code}]", message)
 
 
 def render(report: Report) -> str:
@@ -62,5 +68,9 @@ def render(report: Report) -> str:
             lines.append(command("notice", verdict.claim.span, f"gpuspec {verdict.source} skipped",
                                  f"{verdict.claim.text}: {verdict.reason or verdict.message}"))
     lines.extend(_error(d) for d in report.diagnostics)
-    lines.append(report.summary_line())
+    lines.extend(_error(w, "warning") for w in report.warnings)
+    nothing = report.nothing_checked()
+    if nothing:
+        lines.append(command("warning", None, "gpuspec", nothing))
+    lines.append(shown_line(report.summary_line()))
     return "\n".join(lines) + "\n"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from gpuspec import units
 from gpuspec.check import Verdict
@@ -51,4 +52,7 @@ def _result(verdict: Verdict) -> dict:
 
 
 def render(report: Report) -> str:
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(to_dict(report), indent=2, ensure_ascii=False)
+    # A file name that is not UTF-8 holds lone surrogates (its bad bytes): written as JSON's \udcff escapes,
+    # which read back as the same name, where the raw characters could not be encoded at all.
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m[0]):04x}", text) + "\n"

@@ -1,4 +1,8 @@
-"""The JUnit XML report: a testsuite per spec file and a testcase per verdict and error, for CI systems to read."""
+"""The JUnit XML report: a testsuite per spec file and a testcase per verdict and error, for CI systems to read.
+
+CI systems show its names and messages to people, so user text in them is shown as in the text report (control
+characters and bidirectional marks as escapes), and nothing XML cannot hold is written.
+"""
 from __future__ import annotations
 
 import re
@@ -7,7 +11,8 @@ import xml.etree.ElementTree as ET
 from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
-from gpuspec.report.text import error, failure
+from gpuspec.report.safe import shown
+from gpuspec.report.text import Documents, error, failure
 
 # The suite that holds errors without a file (an unreadable path, a bad option).
 NO_FILE = "gpuspec"
@@ -20,6 +25,16 @@ _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 def xml_safe(text: str) -> str:
     """`text` with each character XML 1.0 forbids written as a visible escape (`\\x1b`, `\\ud800`)."""
     return _FORBIDDEN.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
+def _attribute(text: str) -> str:
+    """User text for one attribute: one line, shown as the text report shows it."""
+    return xml_safe(shown(text))
+
+
+def _body(text: str) -> str:
+    """User text of several lines: each shown as the text report shows it, the line breaks kept."""
+    return xml_safe("\n".join(shown(line) for line in text.split("\n")))
 
 
 def classname(path: str) -> str:
@@ -61,19 +76,19 @@ class _Suite:
             attributes["file"] = self.name
         if line is not None:
             attributes["line"] = str(line)
-        element = ET.Element("testcase", {k: xml_safe(v) for k, v in attributes.items()})
+        element = ET.Element("testcase", {k: _attribute(v) for k, v in attributes.items()})
         self.cases.append(element)
         self.counts["tests"] += 1
         return element
 
 
 def _child(parent: ET.Element, tag: str, message: str, body: str | None = None, kind: str | None = None) -> None:
-    attributes = {"message": xml_safe(message)}
+    attributes = {"message": _attribute(message)}
     if kind is not None:
-        attributes["type"] = xml_safe(kind)
+        attributes["type"] = _attribute(kind)
     element = ET.SubElement(parent, tag, attributes)
     if body:
-        element.text = xml_safe(body)
+        element.text = _body(body)
 
 
 def render(report: Report) -> str:
@@ -84,6 +99,7 @@ def render(report: Report) -> str:
             suites[path] = _Suite(path)
         return suites[path]
 
+    documents = Documents(report.texts)
     by_claim: dict[int, list[Verdict]] = {}
     for verdict in report.verdicts:
         by_claim.setdefault(id(verdict.claim), []).append(verdict)
@@ -103,13 +119,19 @@ def render(report: Report) -> str:
         into = suite(span.file if span else NO_FILE)
         case = into.case(error_name(diagnostic), span.line if span else None)
         into.counts["errors"] += 1
-        _child(case, "error", diagnostic.message, "\n".join(error(diagnostic, report.texts)), diagnostic.code)
+        _child(case, "error", diagnostic.message, "\n".join(error(diagnostic, documents)), diagnostic.code)
+    warnings: dict[str, list[str]] = {}  # a suite's warnings go to its system-err: they are no testcase
+    for warning in report.warnings:
+        name = suite(warning.span.file if warning.span else NO_FILE).name
+        warnings.setdefault(name, []).extend(error(warning, documents, "warning"))
 
     totals = {key: sum(s.counts[key] for s in suites.values()) for key in ("tests", "failures", "errors", "skipped")}
     root = ET.Element("testsuites", {"name": "gpuspec", **{k: str(v) for k, v in totals.items()}})
     for s in suites.values():
-        element = ET.SubElement(root, "testsuite", {"name": xml_safe(s.name),
+        element = ET.SubElement(root, "testsuite", {"name": _attribute(s.name),
                                                     **{k: str(v) for k, v in s.counts.items()}})
         element.extend(s.cases)
+        if s.name in warnings:
+            ET.SubElement(element, "system-err").text = _body("\n".join(warnings[s.name]))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

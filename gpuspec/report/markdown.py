@@ -5,17 +5,28 @@ import re
 
 from gpuspec.check import Verdict, show
 from gpuspec.report import Report
-from gpuspec.text import escaped
+from gpuspec.report.safe import shown
 
 # Characters with a meaning inside a GitHub Markdown table cell: a backslash escape makes each literal.
 # The backslash comes first, so that `\|` written in a claim stays a backslash and a pipe.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~$&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n|\u2028|\u2029")
+# What GitHub turns into a mention (a notification: `@name`, `@org/team`) or a link to an issue (`#12`, `GH-12`,
+# `owner/repo#12`). A backslash does not stop it; a word joiner after the sign does, and shows nothing.
+_REFERENCE = re.compile(r"@(?=[0-9A-Za-z])|#(?=[0-9])|(?<![0-9A-Za-z])GH(?=-[0-9])", re.IGNORECASE)
+WORD_JOINER = "\u2060"
 
 
 def cell(text: str) -> str:
-    """`text` fit for one table cell: Markdown characters and `|` escaped, line breaks as `<br>`."""
-    return "<br>".join(_SPECIAL.sub(r"\\\1", escaped(part)) for part in _NEWLINE.split(text))
+    """`text` fit for one table cell: Markdown characters and `|` escaped, line breaks as `<br>`, mentions and
+    issue references broken."""
+    return "<br>".join(inert(part) for part in _NEWLINE.split(text))
+
+
+def inert(text: str) -> str:
+    """One line of user text as Markdown that shows it as written: control characters as escapes, Markdown
+    and HTML syntax escaped, and no mention or issue reference for GitHub to act on."""
+    return _REFERENCE.sub(lambda m: m[0] + WORD_JOINER, _SPECIAL.sub(r"\\\1", shown(text)))
 
 
 def heading(report: Report) -> str:
@@ -48,15 +59,23 @@ def _details(summary: str, table: list[str]) -> list[str]:
     return ["", "<details>", f"<summary>{summary}</summary>", "", *table, "", "</details>"]
 
 
+def _diagnostic_row(diagnostic) -> list[str]:
+    span = diagnostic.span
+    where = f"{span.file}:{span.line}:{span.column}" if span else "—"
+    return [where, diagnostic.code, diagnostic.message + (f"\nhelp: {diagnostic.help}" if diagnostic.help else "")]
+
+
 def render(report: Report) -> str:
     lines = [heading(report)]
     failures = [v for v in report.verdicts if v.status == "fail"]
     skipped = [v for v in report.verdicts if v.status == "skip"]
     passed = [v for v in report.verdicts if v.status == "pass"]
-    if not failures and not skipped and not report.diagnostics:
+    nothing = report.nothing_checked()
+    if nothing:
+        lines += ["", cell(nothing[0].upper() + nothing[1:] + ".")]
+    elif not failures and not report.diagnostics and not report.warnings and not skipped:
         count = len(passed)
-        lines += ["", "No claims found." if not count else
-                  "The one claim holds." if count == 1 else f"All {count} claims hold."]
+        lines += ["", "The one claim holds." if count == 1 else f"All {count} claims hold."]
         return "\n".join(lines) + "\n"
     if failures:
         lines += ["", f"### Failed ({len(failures)})", ""]
@@ -64,12 +83,10 @@ def render(report: Report) -> str:
                         [[_where(v), v.claim.text, v.source, _computed(v), v.message] for v in failures])
     if report.diagnostics:
         lines += ["", f"### Errors ({len(report.diagnostics)})", ""]
-        rows = []
-        for d in report.diagnostics:
-            where = f"{d.span.file}:{d.span.line}:{d.span.column}" if d.span else "—"
-            message = d.message + (f"\nhelp: {d.help}" if d.help else "")
-            rows.append([where, d.code, message])
-        lines += _table(["Where", "Code", "Message"], rows)
+        lines += _table(["Where", "Code", "Message"], [_diagnostic_row(d) for d in report.diagnostics])
+    if report.warnings:
+        lines += ["", f"### Warnings ({len(report.warnings)})", ""]
+        lines += _table(["Where", "Code", "Message"], [_diagnostic_row(w) for w in report.warnings])
     if skipped:
         lines += _details(f"{len(skipped)} skipped", _table(
             ["Where", "Claim", "Source", "Reason"],

@@ -1,17 +1,23 @@
-"""The terminal report: a mark per claim, each failure with its value and derivation, errors with a caret."""
+"""The terminal report: a mark per claim, each failure with its value and derivation, errors with a caret.
+
+Every line passes through report.safe: what a user wrote is shown, never acted on by a terminal or a CI log.
+"""
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.values import Value
 from gpuspec.report import Report
-from gpuspec.text import escaped, masked
+from gpuspec.report.safe import log_line, masked, shown_line
 
 _MARKS = {"pass": ".", "fail": "F", "skip": "s"}
 
 
 def render(report: Report, verbose: bool = False) -> str:
     lines: list[str] = []
+    documents = Documents(report.texts)
     by_file: dict[str, list[Verdict]] = {}
     for verdict in report.verdicts:
         by_file.setdefault(verdict.claim.span.file, []).append(verdict)
@@ -19,11 +25,10 @@ def render(report: Report, verbose: bool = False) -> str:
         for verdict in report.verdicts:
             claim = verdict.claim
             status = verdict.status.upper()
-            lines.append(f"{status:4} {escaped(str(claim.span))}: {claim.text}  [{verdict.source}]  "
-                         f"{escaped(verdict.message)}")
+            lines.append(f"{status:4} {claim.span}: {claim.text}  [{verdict.source}]  {verdict.message}")
     else:
         for path, verdicts in by_file.items():
-            lines.append(f"{escaped(path)} {''.join(_MARKS[v.status] for v in verdicts)}")
+            lines.append(f"{path} {''.join(_MARKS[v.status] for v in verdicts)}")
     by_claim: dict[int, list[Verdict]] = {}
     for verdict in report.verdicts:
         by_claim.setdefault(id(verdict.claim), []).append(verdict)
@@ -32,17 +37,22 @@ def render(report: Report, verbose: bool = False) -> str:
         lines.append("")
     for verdict in failures:
         lines.extend(failure(verdict, by_claim[id(verdict.claim)]))
+    if report.warnings:
+        lines.append("")
+        for warning in report.warnings:
+            lines.extend(error(warning, documents, kind="warning"))
     if report.diagnostics:
         lines.append("")
         for diagnostic in report.diagnostics:
-            lines.extend(error(diagnostic, report.texts))
+            lines.extend(error(diagnostic, documents))
         count = len(report.diagnostics)
         files = len({d.span.file for d in report.diagnostics if d.span})
         lines.append(f"{count} error{'s' * (count != 1)} in {files or 1} file{'s' * (files > 1)}")
-    if not report.verdicts and not report.diagnostics:
-        lines.append("no claims found")
+    nothing = report.nothing_checked()
+    if nothing:
+        lines.append(nothing)
     lines.append(report.summary_line())
-    return "\n".join(lines) + "\n"
+    return "\n".join(shown_line(line) for line in lines) + "\n"
 
 
 def sources_line(verdicts: list[Verdict]) -> str:
@@ -61,16 +71,16 @@ def sources_line(verdicts: list[Verdict]) -> str:
 def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str]:
     claim = verdict.claim
     # a message may hold text from a results file (a harness's reason, a GPU's name): shown, never acted on
-    lines = [f"{escaped(str(claim.span))}: fail: {claim.statement}",
+    lines = [f"{claim.span}: fail: {claim.statement}",
              f"    claim: {claim.text}",
-             f"    {escaped(verdict.message)}  [{verdict.source}]"]
+             f"    {verdict.message}  [{verdict.source}]"]
     if siblings and len(siblings) > 1:
         lines.append(f"    sources: {sources_line(siblings)}")
     if claim.quote:
-        lines.append(f"    quote: “{escaped(claim.quote)}”")
+        lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:
         lines.extend("    " + line for line in derivation(verdict.actual))
-    return lines
+    return [shown_line(line) for line in lines]
 
 
 def derivation(value: Value, depth: int = 3) -> list[str]:
@@ -95,23 +105,49 @@ def derivation(value: Value, depth: int = 3) -> list[str]:
     return lines
 
 
-def error(diagnostic: Diagnostic, texts: dict[str, str]) -> list[str]:
+class Documents:
+    """Each file's text split into lines once, when a diagnostic first needs a line of it: printing N errors
+    of one document is linear in N, not N times its length."""
+
+    def __init__(self, texts: Mapping[str, str]):
+        self.texts = texts
+        self._lines: dict[str, list[str]] = {}
+
+    def line(self, path: str, number: int) -> str | None:
+        """The 1-based line `number` of the file at `path`, without its line break; None if there is none."""
+        if path not in self._lines:
+            if path not in self.texts:
+                return None
+            self._lines[path] = split(self.texts[path])
+        lines = self._lines[path]
+        return lines[number - 1] if 0 < number <= len(lines) else None
+
+
+def split(text: str) -> list[str]:
+    # Lark counts lines by \n only (a lone \r or U+2028 does not end one), so positions are in these lines.
+    return text.split("\n")
+
+
+def error(diagnostic: Diagnostic, texts: Documents | Mapping[str, str], kind: str = "error") -> list[str]:
+    """A diagnostic as an error (or warning) with its line and a caret under the place. Pass the same
+    Documents for every diagnostic of a run: a plain mapping is split again on each call."""
+    documents = texts if isinstance(texts, Documents) else Documents(texts)
     span = diagnostic.span
     where = f"{span}: " if span else ""
-    lines = [f"{escaped(where)}error[{diagnostic.code}]: {escaped(diagnostic.message)}"]
-    if span is not None and span.file in texts:
-        source = texts[span.file].split("\n")
-        if 0 < span.line <= len(source):
-            text = source[span.line - 1].rstrip("\r")
-            shown = masked(text.expandtabs(4))
-            column = len(masked(text[:span.column - 1]).expandtabs(4)) + 1  # tabs widen the line before the caret
-            if len(shown) > 160:  # very long lines: show the part around the error
-                start = max(0, column - 60)
-                shown, column = "…" + shown[start:start + 120] + "…", column - start + 1
-            same_line = span.end_line == span.line
-            width = max(1, (span.end_column - span.column) if same_line else len(text) - span.column + 1)
-            lines.append(f"    {shown}")
-            lines.append(f"    {' ' * (column - 1)}{'^' * min(width, 120)}")
+    lines = [shown_line(f"{where}{kind}[{diagnostic.code}]: {diagnostic.message}")]
+    text = documents.line(span.file, span.line) if span is not None else None
+    if text is not None:
+        text = text.rstrip("\r")
+        shown_text = log_line(masked(text.expandtabs(4)))
+        # tabs widen the line before the caret; an escaped workflow command widens it too
+        column = len(log_line(masked(text[:span.column - 1]).expandtabs(4))) + 1
+        if len(shown_text) > 160:  # very long lines: show the part around the error
+            start = max(0, column - 60)
+            shown_text, column = "…" + shown_text[start:start + 120] + "…", column - start + 1
+        same_line = span.end_line == span.line
+        width = max(1, (span.end_column - span.column) if same_line else len(text) - span.column + 1)
+        lines.append(shown_line(f"    {shown_text}"))
+        lines.append(f"    {' ' * (column - 1)}{'^' * min(width, 120)}")
     if diagnostic.help:
-        lines.append(f"    help: {escaped(diagnostic.help)}")
+        lines.append(shown_line(f"    help: {diagnostic.help}"))
     return lines
