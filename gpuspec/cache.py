@@ -1,72 +1,231 @@
 """Parsed specs kept between runs: a spec whose text has not changed is not lexed and parsed again.
 
-The cache is a folder of pickles in the user's cache directory (not a shared temporary folder), readable only
-by its owner, keyed by a hash of the file's path and text, gpuspec's version and the grammar. GPUSPEC_NO_CACHE=1
-turns it off; any problem reading or writing it just means the spec is parsed.
+Entries live in the per-user cache folder (cachedir) as plain JSON: each node is a list of its class's name and its
+fields, each span the six numbers after its file. An entry is found by a hash of the spec's path and text and of
+everything that shapes its nodes (gpuspec's version, the grammar, the parser tables, the installed Lark, the code of
+parse.py and of the modules it builds nodes with, and this module's), and it is checked field by field against the
+node classes as it is read back: only those classes, each field of its declared type. Anything else, and any
+problem reading or writing, just means the spec is parsed. GPUSPEC_NO_CACHE=1 turns the cache off.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
-import tempfile
+import types
+import typing
 from pathlib import Path
 
-from gpuspec import __version__
+import attrs
+
+from gpuspec import __version__, cachedir, nodes
 from gpuspec.resources import data_dir
+from gpuspec.text import Span
+
+_KIND = "spec"
+# The code a parse's nodes depend on besides the text: parse.py and what it builds nodes from (a development
+# checkout changes these without a new version), the generated tables, and this module's encoding.
+_CODE = ("parse.py", "parse_tables.py", "nodes.py", "text.py", "record.py", "diagnostics.py", "resources.py",
+         "cache.py")
 
 
-def _folder() -> Path | None:
-    if os.environ.get("GPUSPEC_NO_CACHE"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = Path(base) / "gpuspec"
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        stat = folder.stat()
-        if hasattr(os, "getuid") and (stat.st_uid != os.getuid() or stat.st_mode & 0o077):
-            return None  # someone else could write there: do not load pickles from it
-    except OSError:
-        return None
-    return folder
+class _Invalid(Exception):
+    """An entry that does not decode to nodes of the declared types."""
 
 
-_GRAMMAR_HASH: list[str] = []
+def _enabled() -> bool:
+    return not os.environ.get("GPUSPEC_NO_CACHE")
 
 
-def _key(path: str, text: str, line_offset: int, offsets) -> str:
-    if not _GRAMMAR_HASH:
-        # What a parse depends on besides the text: the grammar, and the node classes that are pickled (a
-        # development checkout changes them without a new version).
-        grammar = (data_dir("grammar") / "gpuspec.lark").read_bytes()
-        node_classes = Path(__file__).with_name("nodes.py").read_bytes()
-        _GRAMMAR_HASH.append(hashlib.sha256(grammar + b"\0" + node_classes).hexdigest())
-    material = "\0".join([__version__, _GRAMMAR_HASH[0], path, str(line_offset), repr(sorted((offsets or {}).items())),
-                          text])
-    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+def code_paths() -> list[Path]:
+    """The files whose content is part of every entry's key: the grammar, the code above, and the installed Lark
+    (its __init__.py names its version; found without importing it)."""
+    import importlib.util
+
+    package = Path(__file__).parent
+    paths = [data_dir("grammar") / "gpuspec.lark", *(package / name for name in _CODE)]
+    lark = importlib.util.find_spec("lark")
+    if lark is not None and lark.origin:
+        paths.append(Path(lark.origin))
+    return paths
 
 
-def load(source):
+_CODE_KEY: list[bytes] = []
+
+
+def _code_key() -> bytes:
+    if not _CODE_KEY:
+        _CODE_KEY.append(cachedir.key(__version__, *(path.read_bytes() for path in code_paths())))
+    return _CODE_KEY[0]
+
+
+def _key(source) -> bytes:
+    offsets = repr(sorted((source.column_offsets or {}).items()))
+    return cachedir.key(_code_key(), source.path, str(source.line_offset), offsets, source.text)
+
+
+def load(source) -> nodes.Spec | None:
     """The cached parse of `source` (a SpecText), or None."""
-    folder = _folder()
-    if folder is None:
+    if not _enabled():
         return None
     try:
-        data = (folder / _key(source.path, source.text, source.line_offset, source.column_offsets)).read_bytes()
-        return pickle.loads(data)
-    except Exception:  # a missing, stale or damaged entry: parse instead
+        value = cachedir.load(_KIND, _key(source))
+        if value is None:
+            return None
+        spec = _decoder(nodes.Spec)(value, source.path)
+        return spec if spec.path == source.path else None
+    except Exception:  # not what this code writes, or unreadable: parse instead
         return None
 
 
-def store(source, spec) -> None:
-    folder = _folder()
-    if folder is None:
+def store(source, spec: nodes.Spec) -> None:
+    if not _enabled():
         return
     try:
-        target = folder / _key(source.path, source.text, source.line_offset, source.column_offsets)
-        handle, partial = tempfile.mkstemp(dir=str(folder))
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(spec, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, target)
-    except Exception:
+        value = _encode(spec, spec.path)
+        cachedir.store(_KIND, _key(source), value)
+    except Exception:  # a spec the cache cannot hold is parsed again next time
         return
+
+
+# --- nodes <-> JSON ----------------------------------------------------------------------------------------------
+
+
+def _encode(value, path: str):
+    if value is None or type(value) in (str, int, bool):
+        return value
+    if type(value) is tuple:
+        return [_encode(item, path) for item in value]
+    if type(value) is Span:
+        if value.file != path:
+            raise _Invalid("a span in another file")
+        return [value.line, value.column, value.end_line, value.end_column, value.start, value.end]
+    cls = type(value)
+    if _NODE_CLASSES.get(cls.__name__) is not cls:
+        raise _Invalid(f"{cls.__name__} is not a node class")
+    return [cls.__name__, *(_encode(getattr(value, field.name), path) for field in attrs.fields(cls))]
+
+
+_NODE_CLASSES = {name: cls for name, cls in vars(nodes).items()
+                 if isinstance(cls, type) and cls.__module__ == nodes.__name__ and attrs.has(cls)}
+_DECODERS: dict = {}
+
+
+def _decoder(tp):
+    """A function (value, path) -> the value as type `tp`, raising _Invalid for anything else. Built from the node
+    classes' annotations, once per type."""
+    found = _DECODERS.get(tp)
+    if found is None:
+        found = _DECODERS[tp] = _build(tp)
+    return found
+
+
+def _resolve(tp):
+    """An annotation (nodes.py writes them as text) as a type."""
+    while isinstance(tp, str):
+        tp = eval(tp, vars(nodes))  # an annotation in nodes.py's own source, never data
+    return tp
+
+
+def _build(tp):
+    tp = _resolve(tp)
+    if tp in (str, int, bool):
+        def primitive(value, path):
+            if type(value) is not tp:
+                raise _Invalid(f"expected {tp.__name__}")
+            return value
+        return primitive
+    if tp is type(None):
+        def none(value, path):
+            if value is not None:
+                raise _Invalid("expected null")
+        return none
+    if tp is Span:
+        def span(value, path):
+            if type(value) is not list or len(value) != 6:
+                raise _Invalid("expected a span")
+            line, column, end_line, end_column, start, end = value
+            if not (type(line) is type(column) is type(end_line) is type(end_column) is type(start) is type(end)
+                    is int):
+                raise _Invalid("expected a span")
+            return Span(path, line, column, end_line, end_column, start, end)
+        return span
+    origin, args = typing.get_origin(tp), [_resolve(a) for a in typing.get_args(tp)]
+    if origin in (typing.Union, types.UnionType):
+        return _union(args)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _decoder(args[0])
+
+            def items(value, path):
+                if type(value) is not list:
+                    raise _Invalid("expected a list")
+                return tuple([item(v, path) for v in value])
+            return items
+        parts = [_decoder(a) for a in args]
+
+        def fixed(value, path):
+            if type(value) is not list or len(value) != len(parts):
+                raise _Invalid(f"expected {len(parts)} items")
+            return tuple([part(v, path) for part, v in zip(parts, value)])
+        return fixed
+    if isinstance(tp, type) and _NODE_CLASSES.get(tp.__name__) is tp:
+        return _union([tp])
+    raise TypeError(f"the parse cache cannot store a field of type {tp!r}")
+
+
+def _union(alternatives):
+    """Nodes of the given classes, or None where it is one of them; a node is [class name, field, ...]."""
+    nullable = type(None) in alternatives
+    classes = [a for a in alternatives if a is not type(None)]
+    if len(classes) == 1 and _NODE_CLASSES.get(getattr(classes[0], "__name__", None)) is not classes[0]:
+        inner = _decoder(classes[0])  # `str | None` and the like
+
+        def optional(value, path):
+            return None if value is None and nullable else inner(value, path)
+        return optional
+    for cls in classes:
+        if _NODE_CLASSES.get(getattr(cls, "__name__", None)) is not cls:
+            raise TypeError(f"the parse cache cannot store a field of type {cls!r}")
+    allowed = {cls.__name__ for cls in classes}
+    if len(allowed) == 1 and not nullable:
+        return _MAKERS[classes[0].__name__]  # it checks the class name itself
+
+    def node(value, path):
+        if value is None and nullable:
+            return None
+        try:
+            if value[0] in allowed:
+                return _MAKERS[value[0]](value, path)
+        except (TypeError, IndexError, KeyError):  # not a list, empty, or its first item unhashable
+            pass
+        raise _Invalid("expected a node of " + ", ".join(sorted(allowed)))
+    return node
+
+
+class _Makers(dict):
+    """Class name -> a function that decodes a node of that class: [name, field, ...] -> the node."""
+
+    def __missing__(self, name: str):
+        cls = _NODE_CLASSES[name]
+        fields = attrs.fields(cls)
+        self[name] = _make_node(cls, fields, [_decoder(field.type) for field in fields])
+        return self[name]
+
+
+def _make_node(cls, fields, decoders):
+    name, width = cls.__name__, len(fields) + 1
+    keywords = [field.name for field in fields if field.kw_only]
+    if keywords not in ([], ["span"]) or (keywords and fields[-1].name != "span"):
+        raise TypeError(f"{name}: the parse cache expects a keyword-only span as the last field, if any")
+
+    def make(value, path):
+        if type(value) is not list or len(value) != width or value[0] != name:
+            raise _Invalid(f"expected a {name} node")
+        items = [decode(item, path) for decode, item in zip(decoders, value[1:])]
+        try:
+            return cls(*items[:-1], span=items[-1]) if keywords else cls(*items)
+        except (TypeError, ValueError) as error:
+            raise _Invalid(str(error)) from None
+    return make
+
+
+_MAKERS = _Makers()

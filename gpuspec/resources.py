@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import functools
-import marshal
-import os
-import tempfile
+import sys
 from pathlib import Path
+
+from gpuspec import __version__, cachedir
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -20,28 +20,29 @@ def data_dir(name: str) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def catalog_data(name: str) -> dict:
-    """catalog/NAME.toml as a dict, through a cache in the temp folder keyed by the file's size and time.
+    """catalog/NAME.toml as a dict.
 
-    Parsing TOML costs more than everything else `gpuspec check` does at start-up, so it is done once.
+    Parsing TOML costs more than everything else `gpuspec check` does at start-up, so the result is kept as JSON in
+    the per-user cache folder, found by a hash of the file's text (and of the Python that parsed it and this code).
+    What is read back must be the tables, strings, numbers and booleans TOML gives, or the file is parsed again.
     """
     path = data_dir("catalog") / f"{name}.toml"
-    stat = path.stat()
-    user = os.getuid() if hasattr(os, "getuid") else "user"
-    cache = Path(tempfile.gettempdir()) / f"gpuspec-{user}-{name}-{stat.st_size}-{stat.st_mtime_ns}.marshal"
-    try:
-        data = marshal.loads(cache.read_bytes())
-        if isinstance(data, dict):
-            return data
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
+    text = path.read_bytes()
+    material = cachedir.key(__version__, sys.version, Path(__file__).read_bytes(), name, text)
+    data = cachedir.load("catalog", material)
+    if isinstance(data, dict) and _plain(data):
+        return data
     import tomllib
 
-    with open(path, "rb") as handle:
-        data = tomllib.load(handle)
-    try:  # write, then rename: a reader never sees half a file
-        partial = cache.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(data))
-        os.replace(partial, cache)
-    except OSError:
-        pass
+    data = tomllib.loads(text.decode("utf-8"))
+    cachedir.store("catalog", material, data)  # nothing when it holds what JSON cannot (dates)
     return data
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """Whether `value` is made only of what TOML parses to (no JSON null), and not absurdly deep."""
+    if type(value) is dict:
+        return depth < 32 and all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+    if type(value) is list:
+        return depth < 32 and all(_plain(v, depth + 1) for v in value)
+    return type(value) in (str, int, float, bool)
