@@ -165,8 +165,8 @@ def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verd
                 continue
             try:
                 actual = evaluate(claim.subject, model.estimate)
-            except model.ModelError as error:
-                errors.append(Diagnostic("model", str(error), claim.span))
+            except model.ModelError as error:  # a NotFiniteError too: an overflow is an error, never a verdict
+                errors.append(Diagnostic(error.code, str(error), claim.span, error.help))
                 break
             except RecursionError:
                 errors.append(Diagnostic("too-deep", "this claim's expression is nested too deeply to evaluate",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from gpuspec import units
-from gpuspec.model.values import Value
+from gpuspec.model.values import NotFinite, Value
 from gpuspec.program import Claim
 
 _RATE, _FLOPS, _INTENSITY = units.FLOP_RATE, units.FLOPS, units.INTENSITY
@@ -27,7 +27,8 @@ def diagnose(actual: Value, claim: Claim, holds, reevaluate=None) -> str | None:
     if isinstance(actual.number, str) or claim.expected.kind == "word" or actual.number == 0:
         return None
     for factor, words in _candidates(actual, claim.expected.unit):
-        if holds(_scaled(actual, factor), claim):
+        scaled = _scaled(actual, factor)
+        if scaled is not None and holds(scaled, claim):
             return words
     if reevaluate is not None:
         for fact in _facts(actual):
@@ -70,10 +71,14 @@ def _candidates(actual: Value, unit: units.Unit | None):
     yield 1e-3, f"the claim is a thousandth of the value ({shown}): a unit prefix slip?"
 
 
-def _scaled(value: Value, factor: float) -> Value:
+def _scaled(value: Value, factor: float) -> Value | None:
+    """The value as the slip would give it; None when that overflows (a value near the largest float, × 1000)."""
     low, high = value.bounds
-    return Value(value.name, value.number * factor, value.dimension, low=low * factor, high=high * factor,
-                 percent=value.percent)
+    try:
+        return Value(value.name, value.number * factor, value.dimension, low=low * factor, high=high * factor,
+                     percent=value.percent)
+    except NotFinite:
+        return None
 
 
 def _facts(value: Value, found=None) -> list[Value]:

@@ -144,7 +144,7 @@ def significant(number: float, digits: int = 3) -> str:
     """`number` with `digits` significant digits, keeping trailing zeros (20.0, 0.250, 3.35)."""
     if number == 0 or not math.isfinite(number):
         return "0" if number == 0 else str(number)
-    if abs(number) >= 1e9:  # past a billion, digit groups stop being readable: 3.799e25
+    if not 1e-9 <= abs(number) < 1e9:  # past a billion or under a billionth, digits stop being readable: 3.799e25
         mantissa, _, exponent = f"{number:.{digits - 1}e}".partition("e")
         return f"{mantissa}e{int(exponent)}"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(number))))
@@ -156,7 +156,7 @@ def significant(number: float, digits: int = 3) -> str:
 
 def format_count(number: float, digits: int = 4) -> str:
     """A plain number: whole numbers exactly with thousands separators, others to `digits` digits."""
-    if number == int(number) and abs(number) < 1e15:
+    if math.isfinite(number) and number == int(number) and abs(number) < 1e15:
         return f"{int(number):,}"
     return significant(number, digits)
 
@@ -170,7 +170,9 @@ def format_si(number: float, dimension: Dimension, digits: int = 3) -> str:
         return f"{format_count(number)} cycles"
     magnitude = abs(number)
     prefix, scale = "", 1.0
-    if magnitude >= 1e3:
+    if magnitude >= 1e30 or magnitude < 1e-24 or not math.isfinite(magnitude):  # far past any prefix: 1.00e305 s
+        pass
+    elif magnitude >= 1e3:
         scale, prefix = next(((s, p) for s, p in _UP if magnitude >= s * 0.9995), (1.0, ""))
     elif 0 < magnitude < 1 and dimension == TIME:
         scale, prefix = next(((s, p) for s, p in _DOWN if magnitude >= s * 0.9995), (1e-12, "p"))
@@ -180,7 +182,7 @@ def format_si(number: float, dimension: Dimension, digits: int = 3) -> str:
 def format_in(number: float, unit: Unit, digits: int = 4, at_least_decimals: int = 0) -> str:
     """A value in the unit a claim was written in: `20.03 µs`, `62.06 waves`, `33.55 MB`."""
     scaled = number / unit.scale
-    if unit.dimension == COUNT and unit.symbol not in _RATIO and scaled == int(scaled):
+    if unit.dimension == COUNT and unit.symbol not in _RATIO and math.isfinite(scaled) and scaled == int(scaled):
         text = format_count(scaled)
     else:
         text = significant(scaled, digits)

@@ -23,7 +23,7 @@ import math
 
 from gpuspec import units
 from gpuspec.model import launches
-from gpuspec.model.estimate import Estimate, ModelError
+from gpuspec.model.estimate import Estimate, ModelError, NoValue
 from gpuspec.model.values import Value, choice, given, product, quotient, renamed, total
 from gpuspec.workloads import DTYPES
 
@@ -143,7 +143,13 @@ def active_params(e: Estimate) -> Value:
         return renamed("active_params", _m(e, "params"))
     idle = (experts.value - _m(e, "experts_per_token").number) * 3 * _m(e, "hidden").number \
         * _m(e, "intermediate").number * _m(e, "layers").number
-    return Value("active_params", _m(e, "params").number - idle, COUNT, "{0} - unrouted experts",
+    active = _m(e, "params").number - idle
+    if active <= 0:  # negative FLOPs and times would pass any `<` claim
+        raise ModelError(f"model {e.workload.model.name} has {units.format_count(_m(e, 'params').number)} params, "
+                         f"fewer than its unrouted experts alone ({units.format_count(idle)}: 3 × hidden × "
+                         "intermediate per idle expert per layer)",
+                         f"check params, experts and experts_per_token of model {e.workload.model.name}")
+    return Value("active_params", active, COUNT, "{0} - unrouted experts",
                  (_m(e, "params"),), note="3 × hidden × intermediate per idle expert per layer")
 
 
@@ -321,16 +327,32 @@ def _share(name: str, part: str):
 
 
 def compute_bound_batch(e: Estimate) -> Value:
-    """The smallest batch at which the step's FLOPs take as long as its bytes: where decode stops being memory-bound."""
+    """The smallest batch at which the step's FLOPs take as long as its bytes: where the step stops being
+    memory-bound. None exists when each sequence adds more time reading (or, in a prefill, writing) its KV cache
+    than doing its math: t_mem then stays ahead at every batch, and the metric has no value (NoValue says why)."""
     bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
     split = e.workload.tp  # each GPU does its share of every sequence's FLOPs and holds its share of the cache
-    per_sequence_flops = (2 * e["active_params"].number + 4 * _m(e, "layers").number * _m(e, "heads").number
-                          * _m(e, "head_dim").number * e.workload.context) / split
-    per_sequence_seconds = per_sequence_flops / peak \
-        - e["kv_bytes_per_token"].number * e.workload.context / split / bandwidth
-    if per_sequence_seconds <= 0:
-        return given("compute_bound_batch", math.inf, COUNT, note="never: the KV cache grows as fast as the math")
-    batch_needed = math.ceil(e["weights_read"].number / bandwidth / per_sequence_seconds - 1e-9)
+    context = e.workload.context
+    if e.workload.phase == "prefill":  # every prompt token through the matmuls; causal attention
+        tokens, pairs = context, context * (context + 1) / 2
+    else:
+        tokens, pairs = 1, context
+    per_sequence_flops = (2 * e["active_params"].number * tokens + 4 * _m(e, "layers").number
+                          * _m(e, "heads").number * _m(e, "head_dim").number * pairs) / split
+    math_seconds = per_sequence_flops / peak
+    kv_seconds = e["kv_bytes_per_token"].number * context / split / bandwidth
+    per_sequence_seconds = math_seconds - kv_seconds
+    if per_sequence_seconds <= 0:  # t_mem grows at least as fast with the batch as t_math: it stays ahead
+        raise NoValue(f"no batch makes this step compute-bound at context {context:,}: each sequence adds "
+                      f"{units.format_si(kv_seconds, TIME)} of KV-cache traffic but only "
+                      f"{units.format_si(math_seconds, TIME)} of math, so t_mem stays above t_math at every batch",
+                      "compute_bound_batch exists for shorter contexts (or fewer KV heads); claim `bound` at a given "
+                      "batch instead")
+    exact = e["weights_read"].number / bandwidth / per_sequence_seconds
+    if not exact < 2.0**53:  # each sequence adds almost nothing to t_math beyond its KV traffic
+        raise NoValue(f"no batch that can be written makes this step compute-bound: it would take "
+                      f"{units.significant(exact)} sequences")
+    batch_needed = math.ceil(exact - 1e-9)
     return Value("compute_bound_batch", batch_needed, COUNT,
                  "⌈({0} / {1}) / (FLOPs per sequence / {2} - KV bytes per sequence / {1})⌉",
                  (e["weights_read"], e.fact("hbm_bandwidth"), e["peak_flop_rate"]))

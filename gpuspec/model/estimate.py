@@ -3,12 +3,56 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
+from gpuspec import units
 from gpuspec.devices import Device
-from gpuspec.model.values import Value, fact
+from gpuspec.model.values import NotFinite, Value, extreme_inputs, fact
 
 
 class ModelError(Exception):
-    """The model cannot compute a metric (a device lacks a fact it needs, a limit is exceeded)."""
+    """The model cannot compute a metric (a device lacks a fact it needs, a limit is exceeded).
+
+    code is the diagnostic's code, and help, when there is any, says what would be right."""
+
+    code = "model"
+
+    def __init__(self, message: str, help: str | None = None):
+        super().__init__(message)
+        self.help = help
+
+
+class NotFiniteError(ModelError):
+    """A value overflowed to infinity or became NaN: it has no number, and a claim on it can neither pass nor fail."""
+
+    code = "not-finite"
+
+
+class NoValue(ModelError):
+    """A metric that has no value for this workload (no batch makes this decode step compute-bound)."""
+
+    code = "no-value"
+
+
+def not_finite(error: ArithmeticError, metric: str | None = None, known=()) -> NotFiniteError:
+    """The model error for a value that overflowed: what overflowed, in which metric, and the extreme inputs
+    behind it (among the value's inputs, or else among `known` values)."""
+    if isinstance(error, NotFinite):
+        message = str(error)
+        if metric is not None and not message.startswith(f"`{metric}`"):
+            message = f"`{metric}` cannot be computed: {message}"
+        suspects = extreme_inputs(error.inputs)
+    else:  # raised by Python itself: an int too large for a float, math.ceil of infinity, a division by zero
+        what = "divides by zero" if isinstance(error, ZeroDivisionError) else "overflows"
+        message = f"`{metric or 'this value'}` cannot be computed: a number in its derivation {what}"
+        suspects = extreme_inputs(known)
+    if suspects:
+        listed = ", ".join(f"{v.name} = {v.format()}" + (" (set in the spec)" if v.note == "set in the spec" else "")
+                           for v in suspects)
+        return NotFiniteError(message, f"it comes from {listed}: gpuspec computes in 64-bit floats (up to about "
+                                       "1.8e308); check these numbers and their units")
+    return NotFiniteError(message, "the numbers it is computed from are too large or too small for 64-bit floats "
+                                   "(up to about 1.8e308); check the sizes, counts and device facts it uses")
 
 
 Rule = Callable[["Estimate"], Value]
@@ -35,8 +79,24 @@ class Estimate:
                 article = "an" if self.workload.kind[0] in "aeiou" else "a"
                 raise ModelError(f"{article} {self.workload.kind} workload has no metric `{name}`"
                                  + (f"; {hint}" if hint else ""))
-            value = self._values[name] = rule(self)
+            try:
+                value = rule(self)
+            except (NotFinite, OverflowError, ZeroDivisionError) as error:  # never a value: inf would pass `> 1 s`
+                raise not_finite(error, name, self._known()) from None
+            self._values[name] = value
         return value
+
+    def _known(self) -> list[Value]:
+        """The values computed so far and the workload's own numbers: where to look for the cause of an overflow."""
+        known = list(self._values.values())
+        for item in attrs.fields(type(self.workload)):
+            number = getattr(self.workload, item.name)
+            if isinstance(number, (int, float)) and not isinstance(number, bool) and abs(number) < 1e308:
+                known.append(Value(item.name, number, units.COUNT, note="set in the spec"))
+        for owner in (self.device, getattr(self.workload, "model", None)):
+            facts = getattr(owner, "facts", None) or {}
+            known.extend(fact(f) for f in facts.values() if f.note == "set in the spec")
+        return known
 
     def __contains__(self, name: str) -> bool:
         return name in self._rules

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from gpuspec.model.estimate import ModelError
-from gpuspec.model.values import Value, fact, renamed
+from gpuspec.model.estimate import ModelError, not_finite
+from gpuspec.model.values import NotFinite, Value, fact, renamed
 from gpuspec.program import FactRef, Literal, MetricRef, NamedRef, Ref, apply
 
 _SYMBOLS = {"+": " + ", "-": " - ", "*": " × ", "/": " / ", "^": "^"}
@@ -12,7 +12,15 @@ _SYMBOLS = {"+": " + ", "-": " - ", "*": " × ", "/": " / ", "^": "^"}
 
 def evaluate(ref: Ref, estimate_of, device_of=None) -> Value:
     """The Value of `ref`. `estimate_of(workload)` gives a workload's Estimate, and `device_of(device)` the device
-    whose facts to use (the device itself unless given). ModelError if it cannot be computed."""
+    whose facts to use (the device itself unless given). ModelError if it cannot be computed, NotFiniteError (a
+    ModelError) if it is not a finite number."""
+    try:
+        return _evaluate(ref, estimate_of, device_of)
+    except (NotFinite, OverflowError) as error:  # a measured or calibrated number that is not one
+        raise not_finite(error, getattr(ref, "text", None) or None) from None
+
+
+def _evaluate(ref: Ref, estimate_of, device_of) -> Value:
     if isinstance(ref, Literal):
         return Value(ref.text, ref.value, ref.dimension)
     if isinstance(ref, MetricRef):
@@ -24,8 +32,8 @@ def evaluate(ref: Ref, estimate_of, device_of=None) -> Value:
             raise ModelError(f"device {device.name} has no `{ref.name}`")
         return fact(found)
     if isinstance(ref, NamedRef):
-        return renamed(ref.name, evaluate(ref.expr, estimate_of, device_of))
-    args = [evaluate(a, estimate_of, device_of) for a in ref.args]
+        return renamed(ref.name, _evaluate(ref.expr, estimate_of, device_of))
+    args = [_evaluate(a, estimate_of, device_of) for a in ref.args]
     if any(isinstance(a.number, str) for a in args):
         raise ModelError("a word cannot take part in arithmetic")
     try:
@@ -34,8 +42,10 @@ def evaluate(ref: Ref, estimate_of, device_of=None) -> Value:
         raise ModelError(f"`{ref.text}` divides by zero") from None
     except (ArithmeticError, ValueError) as error:
         raise ModelError(f"`{ref.text}` cannot be computed: {error}") from None
-    if isinstance(number, complex) or not math.isfinite(number):
-        raise ModelError(f"`{ref.text}` is too large to compute")
+    if isinstance(number, complex):
+        raise ModelError(f"`{ref.text}` cannot be computed: it is not a real number")
+    if not _finite(number):
+        raise not_finite(NotFinite(f"`{ref.text}` is too large to compute", tuple(args)))
     if ref.op == "neg":
         rule = "-{0}"
     elif ref.op in _SYMBOLS:
@@ -48,6 +58,13 @@ def evaluate(ref: Ref, estimate_of, device_of=None) -> Value:
         corners = _corners(ref.op, args)
         low, high = min(corners), max(corners)
     return Value(ref.text, number, ref.dimension, rule, tuple(args), low=low, high=high)
+
+
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # a whole number too large for a float (`10 ^ 400`)
+        return False
 
 
 def _corners(op: str, args: list[Value]) -> list[float]:

@@ -2,12 +2,23 @@
 from __future__ import annotations
 
 import math
+import sys
 
 from attrs import field
 
 from gpuspec import units
 from gpuspec.devices import Fact
 from gpuspec.record import Record, as_tuple, record
+
+
+class NotFinite(ArithmeticError):
+    """A value came out infinite, not a number, or beyond a 64-bit float: the inputs it was computed from are too
+    large or too small. The message names the value and shows its rule with the inputs' numbers; inputs are the
+    values it was computed from."""
+
+    def __init__(self, message: str, inputs: tuple = ()):
+        super().__init__(message)
+        self.inputs = inputs
 
 
 @record
@@ -29,6 +40,15 @@ class Value(Record):
     low: float | None = None
     high: float | None = None
     percent: bool = False  # a share, shown as a percentage
+
+    def __attrs_post_init__(self) -> None:
+        # The one guard every computed number passes: an infinite or NaN value would compare (`> 1 s`, `min(1, nan)`)
+        # as if it were a number and pass a claim wrongly.
+        if self.low is None and type(self.number) is float and -_MAX <= self.number <= _MAX:  # the usual case, fast
+            return
+        if not (_finite(self.number) and (self.low is None or _finite(self.low))
+                and (self.high is None or _finite(self.high))):
+            raise NotFinite(_not_finite(self), self.inputs)
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -66,6 +86,61 @@ class Value(Record):
         return " = ".join(steps) + note
 
 
+_MAX = sys.float_info.max
+
+
+def _finite(number) -> bool:
+    if isinstance(number, str):
+        return True
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # a whole number with more digits than a float holds
+        return False
+
+
+def _what(number) -> str:
+    if isinstance(number, str):
+        return "a word"
+    try:
+        return "not a number" if math.isnan(number) else "infinite"
+    except OverflowError:
+        return "beyond the range of a 64-bit float"
+
+
+def _not_finite(value: Value) -> str:
+    """`t_mem` is infinite: bytes_moved / hbm_bandwidth = 67.1 MB / 1.00e-293 B/s."""
+    bad = next(n for n in (value.number, value.low, value.high) if n is not None and not _finite(n))
+    text = f"`{value.name}` is {_what(bad)}"
+    if value.rule is not None and all(_finite(i.number) for i in value.inputs):
+        names = value.rule.format(*(i.name for i in value.inputs))
+        numbers = value.rule.format(*(i.format() for i in value.inputs))
+        text += f": {names} = {numbers}" if names != numbers else f": {names}"
+    return text
+
+
+def extreme_inputs(values, limit: int = 4) -> list[Value]:
+    """The given numbers `values` were computed from (spec numbers, settings, device and model facts) that are far
+    outside the sizes GPUs have, the most extreme first: the likely cause when a value overflows."""
+    found: dict[str, Value] = {}
+    seen: set[int] = set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v.rule is None and not isinstance(v.number, str) and v.number:
+            found.setdefault(v.name, v)
+        stack.extend(v.inputs)
+    ranked = sorted(((math.log10(abs(v.number)), v) for v in found.values()), key=lambda p: -abs(p[0]))  # type: ignore[arg-type]
+    return [v for exponent, v in ranked if not _SMALLEST < exponent < _LARGEST][:limit]
+
+
+# Given numbers beyond 10^18 SI units (an exabyte) or under 10^-15 (a femtosecond) are far outside any GPU's sizes:
+# the suspects when a value overflows.
+_LARGEST, _SMALLEST = 18, -15
+
+
 def fact(fact: Fact) -> Value:
     return Value(fact.name, fact.value, fact.dimension, reference=fact.reference, note=fact.note,
                  low=fact.low, high=fact.high)
@@ -89,7 +164,9 @@ def product(name: str, *factors: Value, note: str | None = None) -> Value:
 
 
 def quotient(name: str, top: Value, bottom: Value, note: str | None = None, percent: bool = False) -> Value:
-    number = top.number / bottom.number if bottom.number else math.inf  # type: ignore[operator]
+    if not bottom.number:
+        raise NotFinite(f"`{name}` divides by zero: {top.name} / {bottom.name}, and {bottom.name} = 0", (top, bottom))
+    number = top.number / bottom.number  # type: ignore[operator]
     return Value(name, number, units.divide(top.dimension, bottom.dimension), "{0} / {1}", (top, bottom), note=note,
                  percent=percent)
 
@@ -110,17 +187,25 @@ def smallest(name: str, *terms: Value, note: str | None = None) -> Value:
 
 
 def ceil_quotient(name: str, top: Value, bottom: Value, note: str | None = None) -> Value:
-    number = math.ceil(top.number / bottom.number - 1e-12)  # type: ignore[operator]
-    return Value(name, number, units.divide(top.dimension, bottom.dimension), "⌈{0} / {1}⌉", (top, bottom), note=note)
+    exact = quotient(name, top, bottom)
+    return Value(name, _whole(math.ceil, exact.number - 1e-12), exact.dimension, "⌈{0} / {1}⌉", (top, bottom),
+                 note=note)
 
 
 def floor_quotient(name: str, top: Value, bottom: Value, note: str | None = None) -> Value:
-    number = math.floor(top.number / bottom.number + 1e-12)  # type: ignore[operator]
-    return Value(name, number, units.divide(top.dimension, bottom.dimension), "⌊{0} / {1}⌋", (top, bottom), note=note)
+    exact = quotient(name, top, bottom)
+    return Value(name, _whole(math.floor, exact.number + 1e-12), exact.dimension, "⌊{0} / {1}⌋", (top, bottom),
+                 note=note)
 
 
 def ceiling(name: str, value: Value, note: str | None = None) -> Value:
-    return Value(name, math.ceil(value.number - 1e-9), value.dimension, "⌈{0}⌉", (value,), note=note)  # type: ignore[operator]
+    return Value(name, _whole(math.ceil, value.number - 1e-9), value.dimension, "⌈{0}⌉", (value,), note=note)  # type: ignore[operator]
+
+
+def _whole(rounding, number: float) -> float:
+    """math.ceil or math.floor of a finite number; past 2^53 a float is whole already, and rounding it to an int
+    could make one too large to turn back into a float."""
+    return number if abs(number) >= 2.0**53 else rounding(number)
 
 
 def choice(name: str, word: str, rule: str, inputs: tuple[Value, ...], note: str | None = None) -> Value:

@@ -1,7 +1,12 @@
-"""The JSON report: one versioned object with every result and error, for tools to read."""
+"""The JSON report: one versioned object with every result and error, for tools to read.
+
+It is strict JSON (RFC 8259): a number that is not finite, which JSON cannot hold, is written as the string
+"Infinity", "-Infinity" or "NaN" (the model refuses such values, so none should reach a report).
+"""
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from gpuspec import units
@@ -52,7 +57,22 @@ def _result(verdict: Verdict) -> dict:
 
 
 def render(report: Report) -> str:
-    text = json.dumps(to_dict(report), indent=2, ensure_ascii=False)
+    data = to_dict(report)
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a number JSON cannot hold: written as a string instead of a bare NaN or Infinity
+        text = json.dumps(_strict(data), indent=2, ensure_ascii=False, allow_nan=False)
     # A file name that is not UTF-8 holds lone surrogates (its bad bytes): written as JSON's \udcff escapes,
     # which read back as the same name, where the raw characters could not be encoded at all.
     return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m[0]):04x}", text) + "\n"
+
+
+def _strict(data):
+    """`data` with every float that is not finite replaced by its name as a string."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return "NaN" if math.isnan(data) else ("Infinity" if data > 0 else "-Infinity")
+    if isinstance(data, dict):
+        return {key: _strict(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_strict(item) for item in data]
+    return data

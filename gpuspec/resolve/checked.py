@@ -3,6 +3,7 @@ and expressions written back in a canonical form (for messages and derivations).
 from __future__ import annotations
 
 import math
+import sys
 
 from gpuspec import devices, metrics, nodes, units
 from gpuspec.devices import Device
@@ -124,12 +125,68 @@ def within_limit(device: Device, field: str, asked: float | None, what: str, spa
                       f"({limit.written})", span)
 
 
-def whole_number(number: nodes.Number, unit: units.Unit, span: Span, what: str) -> int:
+# The range of a 64-bit float, which every number in gpuspec is: below the smallest normal float digits are lost.
+_LARGEST, _SMALLEST = sys.float_info.max, sys.float_info.min
+_RANGE_HELP = "gpuspec computes in 64-bit floats: sizes from about 2.2e-308 to 1.8e308 in SI units (s, B, FLOP)"
+
+
+def in_range(number: nodes.Number, unit: units.Unit, span: Span) -> float:
+    """The number as written in SI units (times its unit's scale); an error when a 64-bit float cannot hold it:
+    too large (`1e300 PB`), or so small it would become zero (`1e-400`) or lose its digits."""
     value = number.value * unit.scale
+    written = number.text + (f" {unit.symbol}" if unit.symbol else "")
+    if not math.isfinite(value):
+        raise invalid("number-out-of-range", f"`{written}` is too large for gpuspec", span, _RANGE_HELP)
+    if abs(value) < _SMALLEST and _nonzero(number):
+        raise invalid("number-out-of-range", f"`{written}` is too small for gpuspec: it would become "
+                      f"{'zero' if value == 0 else 'imprecise'}", span, _RANGE_HELP)
+    return value
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # a whole number too large for a float (`10 ^ 400`)
+        return False
+
+
+def _nonzero(number: nodes.Number) -> bool:
+    mantissa = number.text.lower().partition("e")[0]
+    return any(digit in mantissa for digit in "123456789")
+
+
+def resolution(number: nodes.Number, unit: units.Unit, span: Span) -> float:
+    """The place value of the last digit written, in SI units (1 for `62`, 0.1 for `33.5`, 1e7 for `8.03e9`); an
+    error when the exponent puts it beyond a 64-bit float (`0e400`)."""
+    mantissa, _, exponent = number.text.replace(",", "").lower().partition("e")
+    place = int(exponent or 0) - len(mantissa.partition(".")[2])
+    try:
+        value = 10.0 ** place * unit.scale
+    except OverflowError:
+        value = math.inf
+    if not _SMALLEST <= value <= _LARGEST:
+        raise invalid("number-out-of-range", f"the exponent of `{number.text}` is out of range: its last digit "
+                      f"stands for 10^{place}", span, _RANGE_HELP)
+    return value
+
+
+def whole_number(number: nodes.Number, unit: units.Unit, span: Span, what: str) -> int:
+    value = in_range(number, unit, span)
     if unit.dimension != units.COUNT or value != int(value) or value < 1:
         raise invalid("expected-whole-number", f"{what} must be a whole number of at least 1, not `{number.text}`",
                       span)
     return int(value)
+
+
+def needs_model(ref: Ref) -> bool:
+    """Whether a reference names a metric anywhere, so only the model can compute it."""
+    if isinstance(ref, MetricRef):
+        return True
+    if isinstance(ref, NamedRef):
+        return needs_model(ref.expr)
+    if isinstance(ref, Operation):
+        return any(needs_model(arg) for arg in ref.args)
+    return False
 
 
 def constant(ref: Ref, span: Span) -> float:
@@ -145,10 +202,12 @@ def constant(ref: Ref, span: Span) -> float:
         try:
             value = apply(ref.op, args)
         except ZeroDivisionError:
-            raise invalid("division-by-zero", "division by zero", span) from None
+            raise invalid("division-by-zero", f"`{ref.text}` divides by zero", span) from None
         except (ArithmeticError, ValueError) as error:
             raise invalid("bad-arithmetic", f"`{ref.text}` cannot be computed: {error}", span) from None
-        if not math.isfinite(value):
-            raise invalid("bad-arithmetic", f"`{ref.text}` is too large to compute", span)
+        if isinstance(value, complex):
+            raise invalid("bad-arithmetic", f"`{ref.text}` is not a real number", span)
+        if not _finite(value):
+            raise invalid("not-finite", f"`{ref.text}` is too large to compute", span, _RANGE_HELP)
         return value
     raise invalid("not-constant", "this must be a number known before any workload is modelled", span)

@@ -18,6 +18,8 @@ from gpuspec.resolve.checked import (
     describe,
     dimension_of,
     expr_text,
+    in_range,
+    resolution,
     square_root,
     unit_hint,
     value_text,
@@ -72,6 +74,12 @@ class ClaimStatements:
                 if written != dimension_of(subject):
                     raise invalid("dimension-mismatch", f"the tolerance is in {describe(written)}, but the claim "
                                   f"is in {describe(dimension_of(subject))}", claim.tolerance.span)
+                centre = abs(expected.low / 2 + (expected.high if expected.high is not None else expected.low) / 2)
+                if centre and tolerance.absolute > centre:  # type: ignore[operator]
+                    raise invalid("tolerance-too-large", f"a tolerance of `{tolerance.written}` is more than the "
+                                  f"`{expected.written}` claimed: the claim would hold for values of either sign",
+                                  claim.tolerance.span,
+                                  "write the interval as a range (`10–40 µs`) or a bound (`< 40 µs`)")
         elif claim.comparator == "≈":
             tolerance = self.scope.tolerance
         return Claim(claim.span, claim.text, statement, subject.text or claim.text, claim.comparator, subject,
@@ -123,13 +131,13 @@ class ClaimStatements:
             raise invalid("dimension-mismatch", f"{what} is in {describe(dimension)}, "
                           f"but `{value_text(value)}` is in {describe(unit.dimension)}", value.span,
                           unit_hint(dimension))
-        low = value.low.value * unit.scale
-        high = value.high.value * unit.scale if value.high is not None else None
+        low = in_range(value.low, unit, value.low.span)
+        high = in_range(value.high, unit, value.high.span) if value.high is not None else None
         if high is not None and high < low:
             raise invalid("empty-range", f"the range `{value_text(value)}` is empty", value.span,
                           "write the smaller number first")
-        resolution = value.low.resolution * unit.scale
-        return Expected(value.kind, low, high, resolution, unit, value_text(value), value.low.span, value.low.text)
+        place = resolution(value.low, unit, value.low.span)
+        return Expected(value.kind, low, high, place, unit, value_text(value), value.low.span, value.low.text)
 
     # --- units and quantities ---------------------------------------------------------------------
 
@@ -150,18 +158,23 @@ class ClaimStatements:
     def _tolerance(self, number: nodes.Number, unit: units.Unit, span: Span, from_file: bool) -> Tolerance:
         written = f"± {number.text}{unit.symbol if unit.symbol in ('%', '×') else ' ' + unit.symbol}".rstrip()
         if unit.symbol == "%":
-            return Tolerance(number.value / 100, None, written, from_file)
+            relative = in_range(number, unit, span)
+            if relative > 1:  # past 100% the interval reaches below zero: the claim says nothing
+                raise invalid("tolerance-too-large", f"a tolerance of `{written}` is more than 100%: the claim "
+                              "would hold for values of either sign", span,
+                              "write the interval as a range (`10–40 µs`) or a bound (`< 40 µs`)")
+            return Tolerance(relative, None, written, from_file)
         if unit.dimension == units.COUNT and not unit.symbol:
             raise invalid("tolerance-unit", f"a tolerance of `{number.text}` needs a unit", span,
                           "write a percentage (`± 5%`) or a quantity (`± 2 µs`)")
-        return Tolerance(None, number.value * unit.scale, written, from_file)
+        return Tolerance(None, in_range(number, unit, span), written, from_file)
 
     def _quantity(self, expr: nodes.Expr, local: dict, workload=None) -> Ref:
         """A claim's subject or a named value's definition, as a reference with a checked dimension."""
         text = expr_text(expr)
         if isinstance(expr, nodes.Quantity):
             unit = self._unit_text(expr.unit, expr.span)
-            return Literal(expr.number.value * unit.scale, unit.dimension, text)
+            return Literal(in_range(expr.number, unit, expr.span), unit.dimension, text)
         if isinstance(expr, nodes.Name):
             if workload is not None:
                 metric = metrics.canonical(expr.id)

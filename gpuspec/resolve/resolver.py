@@ -13,7 +13,7 @@ from gpuspec.program import (
     Claim,
     Program,
 )
-from gpuspec.resolve.checked import constant, dimension_of, same_dimension, whole_number
+from gpuspec.resolve.checked import constant, dimension_of, in_range, same_dimension, whole_number
 from gpuspec.resolve.claim_statements import ClaimStatements
 from gpuspec.resolve.scope import Invalid, Scope, TensorName, invalid
 from gpuspec.resolve.workload_statements import WorkloadStatements
@@ -119,7 +119,11 @@ class Resolver(WorkloadStatements, ClaimStatements):
                                               note="set in the spec")
             except Invalid as problem:
                 self.errors.append(problem.diagnostic)
-        self.scope.models[statement.name] = base.with_facts(statement.name, facts)
+        model = base.with_facts(statement.name, facts)
+        spans = {assignment.name: assignment.span for assignment in statement.assignments}
+        for problem in _inconsistent(model, spans, statement.span):
+            self.errors.append(problem.diagnostic)
+        self.scope.models[statement.name] = model
 
     def _override(self, assignment: nodes.Assignment) -> Fact:
         if assignment.name not in devices.FIELDS:
@@ -163,12 +167,13 @@ class Resolver(WorkloadStatements, ClaimStatements):
             self.scope.tolerance = self._tolerance(number, unit, span, from_file=True)
         elif name == "shared_memory_per_block":
             same_dimension(unit.dimension, units.BYTES, name, span)
-            self.scope.shared_memory_per_block = number.value * unit.scale
+            self.scope.shared_memory_per_block = in_range(number, unit, span)
         elif name == "sample_window":
             same_dimension(unit.dimension, units.TIME, name, span)
-            if number.value <= 0:
+            window = in_range(number, unit, span)
+            if window <= 0:
                 raise invalid("bad-setting", "the sample window must be longer than zero", span)
-            self.scope.sample_window = number.value * unit.scale
+            self.scope.sample_window = window
         else:
             whole = whole_number(number, unit, span, name)
             if name == "threads_per_block":
@@ -217,3 +222,22 @@ class Resolver(WorkloadStatements, ClaimStatements):
         if hint is None and tensors:
             hint = f"define it first (`{name} = bf16[4096, 4096]`), or give its type with `on 4096² bf16`"
         return invalid("unknown-name", f"unknown name `{name}`", span, hint)
+
+
+def _inconsistent(model, spans: dict[str, Span], span: Span) -> list[Invalid]:
+    """Fields of a model that contradict each other: more KV heads than heads, more experts per token than experts.
+    Each error points at the field the spec set (or the statement, when both came from the base)."""
+    found = []
+    for few, many, rule in (("kv_heads", "heads", "each key/value head serves a group of query heads, so kv_heads "
+                             "divides heads (kv_heads = heads without grouped-query attention)"),
+                            ("experts_per_token", "experts", "a token is routed to some of the experts")):
+        low, high = model.fact(few), model.fact(many)
+        if low is None or high is None:
+            continue
+        wrong = low.value > high.value or (few == "kv_heads" and high.value % low.value)
+        if wrong:
+            relation = "more than" if low.value > high.value else "not a divisor of"
+            found.append(invalid("inconsistent-model", f"{few} ({units.format_count(low.value)}) is {relation} "
+                                 f"{many} ({units.format_count(high.value)})", spans.get(few) or spans.get(many) or span,
+                                 rule))
+    return found

@@ -21,6 +21,8 @@ from gpuspec.resolve.checked import (
     dimension_of,
     expr_text,
     free_names,
+    in_range,
+    needs_model,
     same_dimension,
     whole_number,
     with_article,
@@ -122,6 +124,8 @@ class WorkloadStatements:
             raise invalid("not-a-workload", "`on`, `eager`, `fused`, `as a graph`, `with ... threads` and `observed` "
                           "describe workloads, but this expression has no tensors", subject.options.span)
         ref = self._quantity(subject.expr, {})
+        if not needs_model(ref):  # a value that cannot be computed (`1 B / 0 s`) is an error where it is written
+            constant(ref, subject.expr.span)
         if subject.name:
             ref = NamedRef(subject.name, ref, dimension_of(ref), subject.name)
             self._bind(subject.name, ValueName(ref, subject.span.line), subject.span)
@@ -374,7 +378,7 @@ class WorkloadStatements:
     def _count_setting(self, setting: nodes.DecodeSetting, least: int) -> int:
         if setting.number is None:
             raise invalid("expected-number", f"`{setting.name}` takes a whole number", setting.span)
-        value = setting.number.value
+        value = in_range(setting.number, units.Unit("", 1.0, units.COUNT), setting.span)
         if value != int(value) or value < least:
             raise invalid("expected-whole-number", f"{setting.name} must be a whole number of at least "
                           f"{least}, not `{setting.number.text}`", setting.span)
@@ -391,7 +395,7 @@ class WorkloadStatements:
             raise invalid("observed-figure", f"`observed {written}` is in {describe(unit.dimension)}, which says "
                           f"nothing about {with_article(workload.kind)} workload",
                           observed.span, f"observe {' or '.join(allowed)}")
-        value = observed.number.value * unit.scale
+        value = in_range(observed.number, unit, observed.number.span)
         if value <= 0:
             raise invalid("observed-figure", "an observed figure is larger than zero", observed.span)
         text = observed.number.text + (f" {observed.unit}" if observed.unit else "")
@@ -411,7 +415,7 @@ class WorkloadStatements:
             if expr.unit:
                 raise invalid("unit-in-tensor-expression", f"a constant in a tensor expression takes no unit "
                               f"(`{expr.unit}`)", expr.span)
-            return Scalar(expr.number.value)
+            return Scalar(in_range(expr.number, units.Unit("", 1.0, units.COUNT), expr.span))
         if isinstance(expr, nodes.Name):
             if expr.id in local:
                 return local[expr.id]
