@@ -6,7 +6,8 @@ import keyword
 import math
 import re
 
-from gpuspec.workloads import Apply, Node, Scalar, Tensor
+from gpuspec.domains import expanded_power
+from gpuspec.workloads import Apply, Node, Scalar, Tensor, is_constant
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 # gpuspec dtype -> the torch attribute that names it. Nothing else reaches generated code.
@@ -84,7 +85,6 @@ _FUNCTIONS = {
     "minimum": ("torch.minimum({0}, {1})", "tl.minimum({0}, {1})"),
 }
 _OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
-POSITIVE_DOMAIN = {"log", "sqrt", "rsqrt"}  # inputs must be positive for these
 
 
 def torch_expression(node: Node, names: dict[Tensor, Code]) -> Code:
@@ -104,21 +104,51 @@ def _emit(node: Node, names: dict[Tensor, Code], which: int) -> str:
         return literal(float(node.value))
     if not isinstance(node, Apply):
         raise UnsafeValue(f"{node!r} is not an elementwise operation")
+    if is_constant(node):  # `sqrt(2) * x`: torch.sqrt and tl.sqrt take tensors, not numbers
+        return literal(constant_value(node))
     args = [_emit(a, names, which) for a in node.args]
     if node.op in _OPERATORS:
         return f"({args[0]} {_OPERATORS[node.op]} {args[1]})"
     if node.op == "pow":
-        exponent = node.args[1]
-        if isinstance(exponent, Scalar) and float(exponent.value).is_integer() and 0 < exponent.value <= 8:
-            return "(" + " * ".join([f"({args[0]})"] * int(exponent.value)) + ")"
-        return f"torch.pow({args[0]}, {args[1]})" if which == 0 else f"tl.exp(tl.log({args[0]}) * ({args[1]}))"
-    if node.op in ("maximum", "minimum") and which == 0 and any(isinstance(a, Scalar) for a in node.args):
+        times = expanded_power(node)
+        if times is not None:
+            return "(" + " * ".join([f"({args[0]})"] * times) + ")"
+        # exp(n · log(x)): the harness gives such a power a positive base (gpuspec.domains)
+        if which == 0:
+            return f"torch.pow({args[0]}, {args[1]})"
+        base = literal(math.log(constant_value(node.args[0]))) if is_constant(node.args[0]) else f"tl.log({args[0]})"
+        return f"tl.exp({base} * ({args[1]}))"
+    if node.op in ("maximum", "minimum") and which == 0 and any(is_constant(a) for a in node.args):
         # torch.maximum takes two tensors; against a constant, PyTorch clamps
-        tensor, constant = (args[1], args[0]) if isinstance(node.args[0], Scalar) else (args[0], args[1])
+        tensor, constant = (args[1], args[0]) if is_constant(node.args[0]) else (args[0], args[1])
         return f"torch.clamp({tensor}, {'min' if node.op == 'maximum' else 'max'}={constant})"
     if node.op not in _FUNCTIONS:
         raise UnsafeValue(f"no harness for the operation {node.op!r}")
     return _FUNCTIONS[node.op][which].format(*args)
+
+
+_CONSTANT_FUNCTIONS = {
+    "neg": lambda x: -x, "abs": abs, "relu": lambda x: max(x, 0.0), "exp": math.exp, "log": math.log,
+    "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x), "tanh": math.tanh, "sin": math.sin, "cos": math.cos,
+    "erf": math.erf, "square": lambda x: x * x, "sigmoid": lambda x: 1 / (1 + math.exp(-x)),
+    "silu": lambda x: x / (1 + math.exp(-x)), "gelu": lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2))),
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+    "pow": lambda a, b: a ** b, "maximum": max, "minimum": min,
+}
+
+
+def constant_value(node: Node) -> float:
+    """The value of an expression without tensors, as a finite float; UnsafeValue if it has none (1 / 0,
+    log(-1), exp(1000))."""
+    if isinstance(node, Scalar):
+        return float(node.value)
+    try:
+        value = _CONSTANT_FUNCTIONS[node.op](*(constant_value(a) for a in node.args))
+    except (ArithmeticError, ValueError, KeyError, TypeError):
+        value = math.nan
+    if not isinstance(value, float) or not math.isfinite(value):  # a power of a negative base is complex
+        raise UnsafeValue(f"`{node.text or node.op}` has no finite value")
+    return value
 
 
 def operations(node: Node) -> set[str]:

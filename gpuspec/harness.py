@@ -10,10 +10,11 @@ import hashlib
 import math
 from pathlib import Path
 
-from gpuspec import __version__, codegen
+from gpuspec import __version__, codegen, domains
 from gpuspec.codegen import Code, UnsafeValue
 from gpuspec.program import Program
 from gpuspec.resources import data_dir
+from gpuspec.units import format_count
 from gpuspec.workloads import (
     ROWWISE_OPS,
     Attention,
@@ -28,6 +29,9 @@ from gpuspec.workloads import (
 )
 
 SMALL_ELEMENTS = 4096  # the largest tensor a `--small` run (under the Triton interpreter) builds
+INT32_MAX = 2**31 - 1
+MAX_GRID = 2**31 - 1  # programs in the first dimension of a launch grid, as CUDA allows
+MAX_LAUNCHES = 100_000  # kernels of a stream or a decode step that a harness launches (and captures in a graph)
 MEASURABLE = {
     "elementwise": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
     "stream": ("time", "busy_time", "busy_share", "idle_time", "idle_share", "host_time", "launch_time"),
@@ -107,6 +111,9 @@ def _plan(workload, key: str) -> dict:
     if isinstance(workload, Stream):
         if not isinstance(workload.kernel, Elementwise):
             raise HarnessError(f"no harness measures a stream of {workload.kernel.kind} workloads yet")
+        if workload.count > MAX_LAUNCHES:
+            raise HarnessError(f"a stream of {format_count(workload.count)} launches is more than a harness runs "
+                               f"(at most {MAX_LAUNCHES:,}: it captures every launch in one CUDA graph)")
         return {"template": "stream.py.jinja", "kind": Code("stream"), "id": codegen.identifier(f"w_{key}"),
                 "kernel": _elementwise(workload.kernel, f"{key}_kernel"), "count": codegen.literal(workload.count),
                 "graph": bool(workload.graph)}
@@ -165,6 +172,11 @@ def _elementwise(workload: Elementwise, key: str) -> dict:
     tensors = _inputs(root)
     small_out = _small(out_shape)
     names = {t: codegen.identifier(f"t_{t.name}") for t in tensors}
+    out_dtype = result_dtype(root) or "fp32"
+    try:  # values in every function's domain: x ^ 0.5 of a negative x is NaN, however right the kernel
+        ranges = domains.input_ranges(root, {t.dtype for t in tensors} | {out_dtype})
+    except domains.NoInputs as error:
+        raise HarnessError(str(error)) from None
     inputs = []
     for t in tensors:
         if len(t.shape) > len(out_shape) or tuple(out_shape[len(out_shape) - len(t.shape):]) != tuple(t.shape):
@@ -176,17 +188,21 @@ def _elementwise(workload: Elementwise, key: str) -> dict:
                        "dtype": codegen.torch_dtype(t.dtype),
                        "shape": codegen.shape(t.shape), "small_shape": codegen.shape(small),
                        "elements": codegen.literal(math.prod(t.shape)),
-                       "positive": bool(codegen.operations(root) & codegen.POSITIVE_DOMAIN)})
-    out_dtype = result_dtype(root) or "fp32"
+                       "low": codegen.literal(ranges[t][0]), "high": codegen.literal(ranges[t][1])})
     low_precision = {t.dtype for t in tensors} | {out_dtype}
+    block = 1 << max(4, (workload.threads_per_block - 1).bit_length())  # one element per thread, as the model counts
+    largest = max([math.prod(out_shape), *(math.prod(t.shape) for t in tensors)])
+    if -(-largest // block) > MAX_GRID:
+        raise HarnessError(f"{format_count(largest)} elements in blocks of {block} is more programs than one kernel "
+                           f"launches ({MAX_GRID:,})")
     loose = bool(low_precision & {"bf16", "fp16", "fp8"})  # eager intermediates round at the inputs' precision
     return {
         "template": "elementwise.py.jinja", "kind": Code("elementwise"), "id": codegen.identifier(f"w_{key}"),
         "mode": Code("fused" if workload.mode == "fused" else "eager"), "inputs": inputs,
         "out_dtype": codegen.torch_dtype(out_dtype), "out_shape": codegen.shape(out_shape),
         "small_out_shape": codegen.shape(small_out),
-        # one element per thread, as the model counts it; Triton wants a power of two
-        "block": codegen.literal(1 << max(4, (workload.threads_per_block - 1).bit_length())),
+        "block": codegen.literal(block),  # Triton wants a power of two
+        "wide": largest + block > INT32_MAX,  # offsets past int32, up to a block beyond the last element
         "num_warps": codegen.literal(1 << min(5, max(0, (workload.threads_per_block // 32 - 1).bit_length()))),
         "torch_expr": _shallow(codegen.torch_expression(root, names)),
         "triton_expr": _shallow(codegen.triton_expression(root, names)),
@@ -247,6 +263,10 @@ def _decode(step: DecodeStep, key: str) -> dict:
     if len(fact) < 6:
         raise HarnessError(f"model {model.name} lacks a fact the decode harness needs")
     per_layer = step.kernels_per_layer
+    if fact["layers"] * per_layer > MAX_LAUNCHES:
+        raise HarnessError(f"a step of {format_count(fact['layers'])} layers of {format_count(per_layer)} kernels is "
+                           f"more than a harness runs (at most {MAX_LAUNCHES:,} kernels: it captures every launch in "
+                           "one CUDA graph)")
     weight_kernels = max(1, min(7, per_layer - 1))
     attention = 1 if per_layer > weight_kernels else 0
     embedding = 0 if model.tied_embeddings else fact["vocab"] * fact["hidden"]

@@ -11,7 +11,7 @@ LAYERS = [
     {"cachedir", "resources", "record", "text", "diagnostics", "units", "timing", "files"},
     {"nodes", "metrics", "devices", "models", "markdown"},
     {"parse", "parse_tables", "workloads", "program", "cache"},
-    {"resolve", "model", "codegen"},
+    {"resolve", "model", "codegen", "domains"},
     {"templating", "harness", "results", "calibrate"},
     {"sources", "measure", "mistakes"},
     {"check"},

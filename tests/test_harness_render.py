@@ -178,7 +178,8 @@ def test_functions_of_the_spec_become_the_matching_torch_and_triton_calls():
         assert (str(plan["torch_expr"]), str(plan["triton_expr"])) == (torch_code, triton_code), expression
     positive = plan_for(x + "y = log(x) + 1:\n    2 kernels\n", "y =")
     plain = plan_for(x + "y = exp(x) + 1:\n    2 kernels\n", "y =")
-    assert positive["inputs"][0]["positive"] is True and plain["inputs"][0]["positive"] is False
+    assert (positive["inputs"][0]["low"], positive["inputs"][0]["high"]) == ("0.5", "1.5")  # log's domain
+    assert (plain["inputs"][0]["low"], plain["inputs"][0]["high"]) == ("-1.0", "1.0")  # both signs
 
 
 # --- every template renders --------------------------------------------------------------------------------
@@ -286,9 +287,9 @@ HOSTILE = "\n".join([
 TEMPLATE_NAMES = {
     "BLOCK", "CUDA", "DEVICE", "FAKE_SECONDS", "GPUSPEC_VERSION", "REFUSED", "SPEC", "TIMER", "Timer", "WORKLOADS",
     "_", "actual", "atol", "caches", "clocks", "compare", "count", "criterion", "device", "dtype", "end", "error",
-    "expected", "fields", "fn", "got", "gpu", "graph", "h", "handle", "hidden", "host", "info", "inputs", "key",
-    "kv_elements", "l2_bytes", "layer", "layers", "line", "main", "mask", "matrix", "measure", "metrics", "n", "offs",
-    "one", "out", "out_ptr", "out_shape", "parser", "poisoned", "positive", "problem", "props", "provenance",
+    "expected", "fields", "fn", "got", "gpu", "graph", "h", "handle", "hidden", "high", "host", "info", "inputs", "key",
+    "kv_elements", "l2_bytes", "layer", "layers", "line", "low", "main", "mask", "matrix", "measure", "metrics", "n",
+    "offs", "one", "out", "out_ptr", "out_shape", "parser", "poisoned", "problem", "props", "provenance",
     "random_input", "reason", "record", "reference", "report", "result", "results", "rows", "rtol", "run", "sample",
     "self", "shape", "shapes", "side", "size", "smi", "start", "statement", "step", "stream", "summary", "t", "text",
     "v", "values", "weights", "worst", "__init__",
@@ -504,3 +505,36 @@ def test_a_stream_of_a_row_wise_workload_is_modelled_but_not_measured():
     found, refused = plans(program)
     assert [plan["raw"]["statement"] for plan in found] == ["s = softmax(x) eager"]
     assert [reason for _, reason in refused] == ["no harness measures a stream of rowwise workloads yet"]
+
+
+# --- sizes: offsets past int32, grids past CUDA's limit, launch counts past what a harness runs ---------------
+
+def test_offsets_are_int64_from_two_to_the_31_elements_on_and_int32_below():
+    head = "device H100-SXM\nbig = fp32[65536, 32768]\nrow = fp32[32768]\nsmall = fp32[65536, 32767]\n"
+    cases = {"big * 2": True, "big + row": True, "small * 2": False, "row * 2": False}
+    for expression, wide in cases.items():
+        plan = plan_for(head + f"y = {expression} fused is ≈ 2 µs\n", "y =")
+        source = harness.render("w.gpu", [plan], [])
+        assert ("tl.program_id(0).to(tl.int64) * BLOCK" in source) is wide, expression
+        assert ("offs = tl.program_id(0) * BLOCK" in source) is not wide, expression
+    # a tensor just under 2^31 elements whose last block reaches past it: int64 too
+    plan = plan_for("device H100-SXM\nx = fp32[2147483640]\ny = x * 2 fused is ≈ 2 µs\n", "y =")
+    assert plan["wide"] is True
+
+
+def test_more_programs_than_a_launch_grid_holds_is_refused_with_the_limit():
+    program = program_of("device H100-SXM\nx = bf16[1000000000, 1000000000]\nx * 2 is ≈ 1 s\n", "g.gpu")
+    found, refused = harness.plans(program)
+    assert found == [] and "is more programs than one kernel launches (2,147,483,647)" in refused[0][1]
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("x = fp32[4096]\ns = x * 2\n100001 launches of s is ≈ 1 s\n",
+     "a stream of 100,001 launches is more than a harness runs (at most 100,000"),
+    ("model big from llama3-8b with layers = 10000\ndecode big, batch 1, 11 kernels per layer is ≈ 1 s\n",
+     "a step of 10,000 layers of 11 kernels is more than a harness runs (at most 100,000 kernels"),
+], ids=["stream", "decode"])
+def test_launch_counts_past_what_a_harness_runs_are_refused_with_the_limit(spec, words):
+    found, refused = harness.plans(program_of("device H100-SXM\n" + spec, "l.gpu"))
+    assert [p["raw"]["statement"] for p in found if str(p["kind"]) in ("stream", "decode")] == []
+    assert any(words in reason for _, reason in refused), refused

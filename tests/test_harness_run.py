@@ -189,6 +189,51 @@ def test_a_tensor_named_like_another_tensors_length_parameter_is_measured(functi
     assert "reason" not in record
 
 
+# --- inputs in each function's domain: a right kernel is reported right ---------------------------------------
+
+def domain_spec() -> tuple[str, list[str]]:
+    """Every function and operator, alone and on a difference (whose sign the inputs must choose), in fp32 fused
+    and bf16 eager; expressions whose inputs must lie in a narrow range (x ^ 0.5, log(x - 1), 1 / (x - y)); and a
+    tensor of 2^31 elements, whose kernel computes its offsets in int64 (run small here)."""
+    from gpuspec.workloads import UNARY_FLOPS
+
+    cases = {}
+    for f in sorted(UNARY_FLOPS):
+        cases[f"u_{f}"] = ("-x" if f == "neg" else f"{f}(x)") + " fused"
+        cases[f"b_{f}"] = ("-b" if f == "neg" else f"{f}(b)") + " eager"
+        cases[f"d_{f}"] = ("-(x - y)" if f == "neg" else f"{f}(x - y)") + " fused"
+    cases.update({
+        "add": "x + y", "sub": "x - y fused", "mul": "x * y eager", "div": "x / y", "rdiv": "1 / x",
+        "bdiv": "b / c eager", "pow_half": "x ^ 0.5", "pow_frac": "b ^ 2.5 eager", "pow_3": "x ^ 3",
+        "pow_10": "x ^ 10", "pow_negative": "x ^ (0 - 1)", "pow_tensor": "x ^ y fused", "pow_base": "2 ^ x fused",
+        "pow_diff": "(x - y) ^ 0.5", "pow_big": "x ^ 1000", "max": "max(x, y)", "min": "min(x, 0.5)",
+        "log_shift": "log(x - 1)", "sqrt_shift": "sqrt(x - 3)", "log_below": "log(3 - x)", "log_neg": "log(-x)",
+        "rsqrt_square": "rsqrt(x * x)", "circle": "sqrt(1 - x * x) eager", "div_diff": "1 / (x - y)",
+        "div_shift": "x / (y - 1) eager", "log_ratio": "log(x / y)", "exp_big": "exp(h * 100) eager",
+        "ints": "sqrt(i) * x", "log_half": "log(x / 2 - 3)", "constants": "sqrt(2) * x + max(x, 1 - 2)",
+        "wide": "sqrt(big) + 1 fused",  # int64 offsets
+    })
+    head = ["device H100-SXM", "x = fp32[16, 256]", "y = fp32[16, 256]", "b = bf16[16, 256]", "c = bf16[256]",
+            "h = fp16[16, 256]", "i = int32[16, 256]", "big = fp32[65536, 32768]"]
+    return "\n".join(head + [f"{k} = {v} is ≈ 2 µs" for k, v in cases.items()]) + "\n", list(cases)
+
+
+@pytest.fixture(scope="module")
+def domains_report(tmp_path_factory):
+    text, names = domain_spec()
+    plans, refused = harness.plans(compile_text(SpecText("domains.gpu", text)))
+    assert refused == []
+    return names, by_statement(run_program(harness.render("domains.gpu", plans, refused),
+                                           tmp_path_factory.mktemp("domains")))
+
+
+def test_every_function_and_operator_on_inputs_in_its_domain_is_right_under_the_interpreter(domains_report):
+    names, found = domains_report
+    assert set(found) == set(names)
+    wrong = {name: found[name].get("reason") for name in names if found[name]["status"] != "ok"}
+    assert wrong == {}
+
+
 # --- the runner's faults -----------------------------------------------------------------------------------
 
 SMALL_SPEC = """\

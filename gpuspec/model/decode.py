@@ -175,8 +175,8 @@ def t_math(e: Estimate) -> Value:
     return quotient("t_math", e["flops"], e["peak_flop_rate"])
 
 
-def _kernel_pattern(e: Estimate) -> list[float]:
-    """The GPU time of each kernel of one layer, in order."""
+def _kernel_pattern(e: Estimate) -> list[launches.Run]:
+    """The GPU time of the kernels of one layer, in order, as runs of equal kernels: (seconds, how many)."""
     per_layer = e.workload.kernels_per_layer
     layers = _m(e, "layers").number
     bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
@@ -188,12 +188,12 @@ def _kernel_pattern(e: Estimate) -> list[float]:
     matmul_flops = e["flops"].number - _attention_flops(e)
     weight_flops = matmul_flops / layers / weight_kernels
     kv = e["kv_bytes"].number / layers
-    times = [max(weight_bytes / bandwidth, weight_flops / peak, floor)] * weight_kernels
+    weight_time = max(weight_bytes / bandwidth, weight_flops / peak, floor)
     if attention:
-        times.append(max(kv / bandwidth, _attention_flops(e) / layers / peak, floor))
+        runs = [(weight_time, weight_kernels), (max(kv / bandwidth, _attention_flops(e) / layers / peak, floor), 1)]
     else:  # the one kernel also reads the KV cache
-        times = [t + kv / bandwidth / weight_kernels for t in times]
-    return times + [floor] * small
+        runs = [(weight_time + kv / bandwidth / weight_kernels, weight_kernels)]
+    return runs + [(floor, small)] * (small > 0)
 
 
 def _attention_flops(e: Estimate) -> float:

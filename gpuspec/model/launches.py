@@ -1,14 +1,33 @@
 """Launch streams as a queue: the host enqueues one launch per launch cost and runs ahead; the GPU runs
 kernels in order as they arrive. Total time, busy and idle time, and what a sampled utilization would show.
+
+The queue is solved in closed form, so the work does not grow with the counts a spec writes (launches, layers,
+kernels per layer, sample windows):
+- a pattern is a list of runs of equal kernels; within a run the GPU first works through what queued up, then
+  either keeps up with the host (no gaps) or waits the same time before every kernel (gaps in an arithmetic
+  progression);
+- repeating a pattern, the second repeat either ends as it began (every later repeat is the second one shifted
+  by the host's time per repeat) or never waits (the GPU is the slower side from then on);
+- sampled utilization counts the windows that lie wholly in an idle gap, and a progression of gaps is counted
+  with a floor sum.
+Times are exact fractions (floats converted without rounding), so the shifted repeats line up exactly.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import NamedTuple
 
+from gpuspec import units
 from gpuspec.model.estimate import ModelError
 from gpuspec.record import ValueRecord, record
 
-MAX_KERNELS = 10_000_000  # beyond this the queue is not simulated kernel by kernel
+# A window counts as idle when it lies in a gap to within this share of a window (float times are not exact).
+_SLACK = Fraction(1, 10**9)
+# Gaps repeated along two counts (kernels of a run, repeats of the pattern) are counted one row at a time, along
+# the shorter count; past this many rows the sampled utilization is refused rather than computed slowly.
+MAX_GAP_ROWS = 10_000
 
 
 @record
@@ -21,63 +40,166 @@ class Timeline(ValueRecord):
     utilization: float  # share of sample windows in which some kernel ran
 
 
-def run(pattern: list[float], repeats: int, launch_cost: float, window: float, graph_launch: float | None = None,
-        node_cost: float = 0.0) -> Timeline:
-    """The queue for `pattern` (GPU seconds per kernel) launched `repeats` times.
+Run = tuple[float, int]  # (GPU seconds of each kernel, how many kernels in a row)
 
-    Stream launches: launch i is enqueued by (i + 1) × launch_cost; kernel i starts when it is enqueued and
+
+def runs(pattern: Sequence[float]) -> list[Run]:
+    """`pattern` (GPU seconds per kernel, in order) as runs of equal kernels."""
+    found: list[Run] = []
+    for duration in pattern:
+        if found and found[-1][0] == duration:
+            found[-1] = (duration, found[-1][1] + 1)
+        else:
+            found.append((duration, 1))
+    return found
+
+
+def run(pattern: Sequence[float] | Sequence[Run], repeats: int, launch_cost: float, window: float,
+        graph_launch: float | None = None, node_cost: float = 0.0) -> Timeline:
+    """The queue for `pattern` launched `repeats` times. The pattern lists the GPU seconds of each kernel, or
+    runs of equal kernels as (seconds, count) pairs.
+
+    Stream launches: launch i (from 1) is enqueued at i × launch_cost; kernel i starts when it is enqueued and
     kernel i − 1 has finished. As a graph (graph_launch given): one launch of graph_launch seconds, then the
     GPU runs every node back to back, each taking node_cost more than the kernel alone.
     """
-    kernels = len(pattern) * repeats
-    if kernels > MAX_KERNELS:
-        raise ModelError(f"{kernels:,} kernels is more than gpuspec simulates ({MAX_KERNELS:,})")
+    if pattern and isinstance(pattern[0], tuple):
+        pattern_runs = [(d, int(c)) for d, c in pattern if c > 0]  # type: ignore[misc]
+    else:
+        pattern_runs = runs(pattern)  # type: ignore[arg-type]
+    given = [d for d, _ in pattern_runs] + [launch_cost, window, node_cost, graph_launch or 0.0]
+    if not all(math.isfinite(number) for number in given):
+        raise OverflowError("a kernel time, launch cost or sample window is not a finite number")
+    per_repeat = sum(c for _, c in pattern_runs)
     if graph_launch is not None:
-        durations = [k + node_cost for k in pattern]
-        busy = sum(durations) * repeats
-        total = graph_launch + busy
-        return Timeline(total, busy, graph_launch, _sampled([(graph_launch, total)], total, window))
-    if len(set(pattern)) == 1:
-        return _uniform(pattern[0], kernels, launch_cost, window)
-    intervals, end, index = [], 0.0, 0
-    for _ in range(repeats):
-        for duration in pattern:
-            index += 1
-            start = max(end, index * launch_cost)
-            end = start + duration
-            if intervals and start <= intervals[-1][1]:
-                intervals[-1] = (intervals[-1][0], end)
-            else:
-                intervals.append((start, end))
-    busy = sum(pattern) * repeats
-    return Timeline(end, busy, kernels * launch_cost, _sampled(intervals, end, window))
+        busy = repeats * sum((Fraction(d) + Fraction(node_cost)) * c for d, c in pattern_runs)
+        total = Fraction(graph_launch) + busy
+        gaps = [_Gap(Fraction(0), Fraction(graph_launch))]
+        return Timeline(float(total), float(busy), graph_launch, _utilization(gaps, total, Fraction(window)))
+    queue = _Queue(Fraction(launch_cost))
+    for duration, count in pattern_runs:
+        queue.add(Fraction(duration), count)
+    gaps, end = queue.gaps, queue.end
+    if repeats > 1:
+        first_lag = queue.end - queue.launched * queue.launch_cost
+        queue.gaps = []
+        for duration, count in pattern_runs:
+            queue.add(Fraction(duration), count)
+        later = repeats - 2  # repeats after the second
+        if queue.end - queue.launched * queue.launch_cost == first_lag:
+            # the second repeat ends as it began: every later one is the same, shifted by the host's time per repeat
+            shift = per_repeat * queue.launch_cost
+            gaps = gaps + [gap.repeated(shift, later + 1) for gap in queue.gaps]
+            end = queue.end + later * shift
+        else:
+            # the GPU fell further behind: from the second repeat on it never waits (no gaps), and each later
+            # repeat adds its own GPU time
+            gaps = gaps + queue.gaps
+            end = queue.end + later * sum(Fraction(d) * c for d, c in pattern_runs)
+    busy = repeats * sum(Fraction(d) * c for d, c in pattern_runs)
+    host = per_repeat * repeats * Fraction(launch_cost)
+    return Timeline(float(end), float(busy), float(host), _utilization(gaps, end, Fraction(window)))
 
 
-def _uniform(duration: float, kernels: int, launch_cost: float, window: float) -> Timeline:
-    """The same queue in closed form when every kernel takes the same time."""
-    busy = duration * kernels
-    if duration >= launch_cost:  # the GPU is the slower side: once started it never waits
-        total = launch_cost + busy
-        return Timeline(total, busy, kernels * launch_cost, _sampled([(launch_cost, total)], total, window))
-    total = kernels * launch_cost + duration  # the host is the slower side: each kernel waits for its launch
-    gap = launch_cost - duration
-    if gap < window:  # every window between the first kernel and the last holds part of a kernel
-        return Timeline(total, busy, kernels * launch_cost, _sampled([(launch_cost, total)], total, window))
-    intervals = [((i + 1) * launch_cost, (i + 1) * launch_cost + duration) for i in range(kernels)]
-    return Timeline(total, busy, kernels * launch_cost, _sampled(intervals, total, window))
+class _Gap(NamedTuple):
+    """An idle stretch of `length` seconds from `start`, repeated at start + Σ kᵢ·stepᵢ (each kᵢ < countᵢ)."""
+
+    start: Fraction
+    length: Fraction
+    steps: tuple = ()  # ((step seconds, count), ...): at most two
+
+    def repeated(self, step: Fraction, count: int) -> _Gap:
+        return _Gap(self.start, self.length, (*self.steps, (step, count)))
 
 
-def _sampled(intervals: list[tuple[float, float]], total: float, window: float) -> float:
-    """The share of windows [k·w, (k+1)·w) up to `total` that overlap some busy interval (sorted, disjoint)."""
+class _Queue:
+    """The queue as it plays out run by run: when the GPU is next free, how many launches were enqueued, and the
+    gaps in which the GPU waited."""
+
+    def __init__(self, launch_cost: Fraction):
+        self.launch_cost = launch_cost
+        self.end = Fraction(0)
+        self.launched = 0
+        self.gaps: list[_Gap] = []
+
+    def add(self, duration: Fraction, count: int) -> None:
+        """`count` kernels of `duration` seconds each."""
+        cost = self.launch_cost
+        enqueued = (self.launched + 1) * cost  # when the first of them is enqueued
+        start = max(self.end, enqueued)
+        if start > self.end:
+            self.gaps.append(_Gap(self.end, start - self.end))
+        self.launched += count
+        if duration >= cost:  # each kernel lasts at least a launch: once started, the GPU never waits
+            self.end = start + count * duration
+            return
+        # The GPU catches up by cost - duration per kernel: the first `caught_up` run back to back, the rest wait
+        caught_up = min(count, math.floor((start - enqueued) / (cost - duration)) + 1)
+        if caught_up == count:
+            self.end = start + count * duration
+            return
+        free = start + caught_up * duration
+        ready = enqueued + caught_up * cost  # the launch the GPU waits for first
+        self.gaps.append(_Gap(free, ready - free))
+        waiting = count - caught_up
+        if waiting > 1:
+            self.gaps.append(_Gap(ready + duration, cost - duration, ((cost, waiting - 1),)))
+        self.end = ready + (waiting - 1) * cost + duration
+
+
+def _utilization(gaps: list[_Gap], total: Fraction, window: Fraction) -> float:
+    """The share of windows [k·w, (k+1)·w) up to `total` that overlap some kernel: all windows but those that lie
+    wholly in an idle gap."""
     if total <= 0:
         return 0.0
-    windows = max(1, math.ceil(total / window - 1e-9))
-    touched, last = 0, -1
-    for start, end in intervals:
-        first = max(int(start // window), last + 1)
-        final = min(int(math.ceil(end / window - 1e-9)) - 1, windows - 1)
-        final = max(final, int(start // window))
-        if final >= first:
-            touched += final - first + 1
-            last = final
-    return min(1.0, touched / windows)
+    windows = max(1, math.ceil(total / window - _SLACK))
+    idle = sum(_idle_windows(gap, window) for gap in gaps)
+    return min(1.0, max(0.0, (windows - idle) / windows))
+
+
+def _idle_windows(gap: _Gap, window: Fraction) -> int:
+    """Windows that lie wholly inside the gap (each of its repeats): k from ⌈start/w⌉ to ⌊end/w⌋ - 1."""
+    if gap.length / window + 2 * _SLACK < 1:
+        return 0  # too short to hold a window: and then the count below could come out as -1
+    start, end = gap.start / window - _SLACK, (gap.start + gap.length) / window + _SLACK
+    if not gap.steps:
+        return math.floor(end) - math.ceil(start)
+    steps = [(step / window, count) for step, count in gap.steps]
+    if len(steps) == 1:
+        (step, count), = steps
+        return _floor_sum(count, step, end) + _floor_sum(count, -step, -start)
+    (outer, rows), (inner, columns) = sorted(steps, key=lambda s: s[1])
+    if rows > MAX_GAP_ROWS:
+        length, width = (units.format_si(float(x), units.TIME) for x in (gap.length, window))
+        raise ModelError(f"the sampled utilization of this queue is more than gpuspec computes: it has {rows:,} × "
+                         f"{columns:,} idle gaps of {length}, longer than the sample window ({width}), and counting "
+                         f"the windows in them takes {rows:,} steps (gpuspec takes at most {MAX_GAP_ROWS:,})",
+                         "a sample window longer than the gaps (`set sample_window = 1 ms`) needs no counting; so do "
+                         "fewer layers or fewer kernels per layer")
+    # one row at a time, in whole numbers over a common denominator
+    scale = math.lcm(inner.denominator, outer.denominator, start.denominator, end.denominator)
+    a, o, s, e = (int(x * scale) for x in (inner, outer, start, end))
+    return sum(_floor_sum_integers(columns, scale, a, e + row * o)
+               + _floor_sum_integers(columns, scale, -a, -s - row * o) for row in range(rows))
+
+
+def _floor_sum(n: int, slope: Fraction, offset: Fraction) -> int:
+    """Σ ⌊slope·k + offset⌋ for k from 0 to n - 1, in O(log) steps."""
+    scale = math.lcm(slope.denominator, offset.denominator)
+    return _floor_sum_integers(n, scale, int(slope * scale), int(offset * scale))
+
+
+def _floor_sum_integers(n: int, m: int, a: int, b: int) -> int:
+    """Σ ⌊(a·k + b) / m⌋ for k from 0 to n - 1 (m > 0), by the Euclid-like reduction (as AtCoder's floor_sum)."""
+    if n <= 0:
+        return 0
+    result = n * (n - 1) // 2 * (a // m) + n * (b // m)
+    a, b = a % m, b % m
+    while True:  # here 0 ≤ a, b < m
+        top = a * n + b
+        if top < m:
+            return result
+        n, b = divmod(top, m)
+        m, a = a, m
+        result += n * (n - 1) // 2 * (a // m) + n * (b // m)
+        a, b = a % m, b % m
