@@ -209,20 +209,31 @@ def _render(report, format: str, verbose: bool) -> str:
 def _update(report) -> int:
     from gpuspec import update
     from gpuspec.files import WriteError
+    from gpuspec.pipeline import file_identity
+    from gpuspec.text import escaped
 
     edits = update.replacements(list(report.verdicts))
-    changed = 0
+    by_file: dict[object, tuple[str, list]] = {}  # one file reached by two spellings is edited once
     for path, file_edits in edits.items():
-        if path == "<stdin>":
-            continue
+        if path != "<stdin>":
+            found = by_file.setdefault(file_identity(path), (path, []))[1]
+            found.extend(edit for edit in file_edits if edit not in found)
+    changed, files, refused = 0, 0, 0
+    for path, file_edits in by_file.values():
         try:
-            changed += update.apply(path, file_edits)
-        except (WriteError, OSError) as error:
-            print(f"gpuspec check --update: {error}", file=sys.stderr)
-            return EXIT_INVALID
-    left = report.count("fail") - changed
-    note = f"; {left} failing claim{'s' * (left != 1)} need a person (ranges, bounds, other sources)" if left else ""
-    print(f"updated {changed} claim{'s' * (changed != 1)} in {len(edits)} file{'s' * (len(edits) != 1)}{note}")
+            changed += update.apply(path, file_edits, report.texts.get(path))
+            files += 1
+        except WriteError as error:
+            print(f"gpuspec check --update: {escaped(str(error))}", file=sys.stderr)
+            refused += len(file_edits)
+    left = report.count("fail") - changed - refused
+    notes = [f"{refused} not written (see above)"] if refused else []
+    if left:
+        notes.append(f"{left} failing claim{'s' * (left != 1)} need a person (ranges, bounds, other sources)")
+    print(f"updated {changed} claim{'s' * (changed != 1)} in {files} file{'s' * (files != 1)}"
+          + "".join(f"; {note}" for note in notes))
+    if refused:
+        return EXIT_INVALID
     if report.diagnostics:
         return report.exit_code
     return 1 if left else EXIT_OK
@@ -236,15 +247,12 @@ def _split_target(target: str) -> tuple[str, int | None]:
 
 
 def _print_errors(error: SpecError, path: str) -> int:
+    """Each error with its line of `path` (read once, however many errors), on stderr; exit 2."""
     from gpuspec.report import text as text_report
+    from gpuspec.text import read_leniently
 
-    texts = {}
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            texts[path] = handle.read()
-    except OSError:
-        pass
-    documents = text_report.Documents(texts)  # each line found without splitting the file again per error
+    texts = {path: read_leniently(path)} if path else {}  # its lines as every command counts them
+    documents = text_report.Documents(texts)
     for diagnostic in error.diagnostics:
         print("\n".join(text_report.error(diagnostic, documents)), file=sys.stderr)
     return EXIT_INVALID
@@ -383,52 +391,72 @@ def _calibrate(args) -> int:
 
 
 def _fmt(args) -> int:
-    import difflib
-    from pathlib import Path
-
     from gpuspec import fmt
-    from gpuspec.files import WriteError, write_atomically
+    from gpuspec.files import WriteError
     from gpuspec.pipeline import MARKDOWN_SUFFIXES, spec_files
+    from gpuspec.text import UnreadableText, escaped, read_file, write_back
 
     files, problems = spec_files(args.paths)
     for problem in problems:
-        print(f"gpuspec fmt: {problem.message}", file=sys.stderr)
+        print(f"gpuspec fmt: {escaped(problem.message)}", file=sys.stderr)
     changed, failed = 0, bool(problems)
     for path in files:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-            bom = text.startswith("\ufeff")
-            text = text.removeprefix("\ufeff")
-            if Path(path).suffix in MARKDOWN_SUFFIXES:
-                formatted = fmt.format_markdown(text, str(path))
+        shown = escaped(str(path))
+        if str(path) == "-":
+            print("gpuspec fmt: - (standard input) has no file to write back to; give the file's path", file=sys.stderr)
+            failed = True
+            continue
+        try:  # read as `gpuspec check` reads it
+            read = read_file(path)
+            if path.suffix in MARKDOWN_SUFFIXES:
+                formatted = fmt.format_markdown(read.written, str(path))
             else:
-                formatted = fmt.format_spec(text, str(path))
-        except (OSError, UnicodeDecodeError) as error:
-            print(f"gpuspec fmt: cannot read {path}: {error}", file=sys.stderr)
+                formatted = fmt.format_spec(read.written, str(path))
+        except OSError as error:
+            print(f"gpuspec fmt: cannot read {shown}: {escaped(str(error.strerror or error))}", file=sys.stderr)
+            failed = True
+            continue
+        except UnreadableText as error:
+            print(f"gpuspec fmt: {shown}:{error.line}:{error.column}: {error.reason}; it was left as it is",
+                  file=sys.stderr)
             failed = True
             continue
         except fmt.FormatError as error:
             print(f"gpuspec fmt: {error}", file=sys.stderr)
             failed = True
             continue
-        if formatted == text:
+        if formatted == read.written:
             continue
         changed += 1
         if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), formatted.splitlines(True),
-                                                       f"{path}", f"{path} (formatted)"))
+            sys.stdout.write(_fmt_diff(read.text, formatted, shown))
         elif args.check:
-            print(f"would reformat {path}")
+            print(f"would reformat {shown}")
         else:
             try:
-                write_atomically(path, ("\ufeff" if bom else "") + formatted)
+                write_back(read, formatted)
             except WriteError as error:
                 print(f"gpuspec fmt: {error}", file=sys.stderr)
                 failed = True
                 continue
-            print(f"reformatted {path}")
+            print(f"reformatted {shown}")
     if failed:
         return EXIT_INVALID
     if args.check or args.diff:
         return 1 if changed else EXIT_OK
     return EXIT_OK
+
+
+def _fmt_diff(before: str, formatted: str, shown: str) -> str:
+    """A unified diff of the lines (control characters escaped, so it prints as it reads); a file whose only
+    change is its line breaks (mixed ones made one kind) says so."""
+    import difflib
+
+    from gpuspec.text import escaped, newline_of, normalized
+
+    def lines(text: str) -> list[str]:  # split at line breaks only (splitlines would split at U+2028 too)
+        return [line + "\n" for line in text.removesuffix("\n").split("\n")] if text else []
+
+    diff = "".join(escaped(line.rstrip("\n")) + "\n" for line in difflib.unified_diff(
+        lines(before), lines(normalized(formatted)), shown, f"{shown} (formatted)"))
+    return diff or f"{shown}: every line break becomes {escaped(newline_of(formatted))}\n"

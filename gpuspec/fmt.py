@@ -5,11 +5,15 @@ or around `.`, `^`, `²`, and range dashes; `, ` between items; a number and its
 and `×`; at least two spaces before a comment at the end of a
 line (a column comments were aligned to is kept); no trailing spaces; at most two blank lines in a row;
 one line break at the end. Lines between `# fmt: off` and `# fmt: on` are kept as written (a spec that shows
-other spellings on purpose). The formatted text must parse to the same spec as the original, or nothing is written.
+other spellings on purpose). The formatted text must parse to the same spec as the original, read as `gpuspec check`
+reads it (a lone CR is a line break there too), or nothing is written. A file keeps its line breaks (CRLF stays
+CRLF) and its byte-order mark; in Markdown only the bodies of gpu fences change, every other byte is kept.
 """
 from __future__ import annotations
 
 import re
+
+from gpuspec.text import normalized
 
 _TOKEN = re.compile(r"""
     (?P<string>"[^"]*"|“[^”]*”)
@@ -37,7 +41,7 @@ def format_text(text: str) -> str:
     open_quote = False
     blank = 0
     verbatim = False
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    for raw in normalized(text).split("\n"):
         marker = raw.strip().replace(" ", "").lower()
         if verbatim or marker == "#fmt:off":
             out.append(raw.rstrip())
@@ -192,14 +196,24 @@ _UNARY_AFTER = {"(", "[", ",", "=", "==", "<", ">", "<=", ">=", "≤", "≥", "�
 def fingerprint(text: str, path: str = "<spec>"):
     """What a spec says, without where or how it is written: its nodes, minus spans and source text.
     None when it does not parse (a file that does not parse is not formatted)."""
-    from gpuspec.diagnostics import SpecError
-    from gpuspec.parse import parse
     from gpuspec.text import SpecText
 
+    found = _meaning(SpecText(path, text))
+    return None if isinstance(found, str) else found
+
+
+def _meaning(source):
+    """The fingerprint of spec text as check reads it, or the first syntax error (file:line:column: message)."""
+    from gpuspec.diagnostics import SpecError
+    from gpuspec.parse import parse
+
     try:
-        return _shape(parse(SpecText(path, text)).statements)
-    except (SpecError, RecursionError):
-        return None
+        return _shape(parse(source).statements)
+    except SpecError as error:
+        first = error.diagnostics[0] if error.diagnostics else None
+        return f"{first.span}: {first.message}" if first and first.span else "it does not parse"
+    except RecursionError:
+        return "it is nested too deeply to parse"
 
 
 def _shape(value):
@@ -216,32 +230,52 @@ def _shape(value):
 
 
 def format_spec(text: str, path: str = "<spec>") -> str:
-    """The formatted text of a .gpu file. FormatError if it does not parse, or if formatting would change it."""
-    before = fingerprint(text, path)
-    if before is None:
-        raise FormatError(f"{path} does not parse; `gpuspec check {path}` shows why")
-    after_text = format_text(text)
-    if fingerprint(after_text, path) != before:
-        raise FormatError(f"formatting {path} would change what it says; it was left as it is")
-    return after_text
+    """The formatted text of a .gpu file, written with the file's line break (`\r\n` stays `\r\n`; the most
+    common one where it mixes them). FormatError if it does not parse, or if formatting would change what it
+    says as `gpuspec check` reads it."""
+    from gpuspec.text import SpecText, escaped, newline_of
+
+    source = SpecText(path, text)  # the text as check reads it: every line break a line break
+    before = _meaning(source)
+    if isinstance(before, str):
+        raise FormatError(f"{escaped(path)} does not parse ({escaped(before)}); it was left as it is")
+    after_text = format_text(source.text)
+    if _meaning(SpecText(path, after_text)) != before:
+        raise FormatError(f"formatting {escaped(path)} would change what it says; it was left as it is")
+    newline = newline_of(text)
+    return after_text if newline == "\n" else after_text.replace("\n", newline)
 
 
 def format_markdown(document: str, path: str = "<doc>") -> str:
-    """The document with the body of each ```gpu fence formatted (at the fence's indentation)."""
+    """The document with the body of each ```gpu fence formatted (at the fence's indentation). Every other line,
+    and every line break outside the fences' bodies, is kept byte for byte; a body's new lines take the line
+    break of its fence. FormatError if the blocks do not parse, or if formatting would change what they say."""
     from markdown_it import MarkdownIt
 
     from gpuspec import markdown
+    from gpuspec.text import escaped, split_lines
 
-    lines = document.split("\n")
-    for token in reversed(MarkdownIt("commonmark").parse(document)):
-        if token.type != "fence" or token.info.split()[:1] != [markdown.FENCE_LANGUAGE] or token.map is None:
-            continue
-        first, end = token.map
+    lines, breaks = split_lines(document)
+    text = "\n".join(lines)  # the document as markdown-it and check read it
+    fences = [token for token in MarkdownIt("commonmark").parse(text)
+              if token.type == "fence" and token.info.split()[:1] == [markdown.FENCE_LANGUAGE]
+              and token.map is not None and "".join(markdown.fence_body(token)).strip()]
+    if not fences:
+        return document
+    before = _meaning(markdown.extract(path, text))
+    if isinstance(before, str):
+        raise FormatError(f"the gpu blocks of {escaped(path)} do not parse ({escaped(before)}); "
+                          "it was left as it is")
+    for token in reversed(fences):
+        first, _ = token.map
         body = markdown.fence_body(token)
-        if not "".join(body).strip():
-            continue
         # The container's prefix (list indentation, a block quote's `> `) of the first line with content.
-        prefix = next(markdown.container_prefix(lines[first + 1 + i], text) for i, text in enumerate(body) if text)
-        formatted = format_spec("\n".join(body) + "\n", f"{path}:{first + 2}").rstrip("\n").split("\n")
-        lines[first + 1:first + 1 + len(body)] = [prefix + line if line else prefix.rstrip() for line in formatted]
-    return "\n".join(lines)
+        prefix = next(markdown.container_prefix(lines[first + 1 + i], line) for i, line in enumerate(body) if line)
+        formatted = format_text("\n".join(body) + "\n").rstrip("\n").split("\n")
+        start, end = first + 1, first + 1 + len(body)
+        lines[start:end] = [prefix + line if line else prefix.rstrip() for line in formatted]
+        breaks[start:end] = [breaks[first]] * (len(formatted) - 1) + [breaks[end - 1]]
+    if _meaning(markdown.extract(path, "\n".join(lines))) != before:
+        raise FormatError(f"formatting the gpu blocks of {escaped(path)} would change what they say; "
+                          "it was left as it is")
+    return "".join(line + brk for line, brk in zip(lines, breaks))

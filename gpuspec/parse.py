@@ -259,6 +259,59 @@ class _Builder(Transformer):
     def _slice(self, extent: _Extent) -> str:
         return self._text[extent.start:extent.end]
 
+    def _bracketed(self, extent: _Extent) -> _Extent:
+        """The extent widened over the brackets it opens or closes at its ends. `(` and `)` are anonymous tokens
+        that no child carries, so `(a + b) ≈ 20 µs` would start at `a`, and `z = (x + 1)` end at `1`."""
+        if extent.empty:
+            return extent
+        text, start, end = self._text, extent.start, extent.end
+        before = start - 1
+        while before >= 0 and text[before] in " \t\n":
+            before -= 1
+        after = end
+        while after < len(text) and text[after] in " \t\n":
+            after += 1
+        opens = before >= 0 and text[before] in "(["
+        closes = after < len(text) and text[after] in ")]"
+        if not (opens or closes):  # the usual case: nothing to look at
+            return extent
+        depth = lowest = 0
+        for char in text[start:end]:
+            if char in "([":
+                depth += 1
+            elif char in ")]":
+                depth -= 1
+                lowest = min(lowest, depth)
+            elif char in "#\"“":  # a comment or a quote: no brackets of the expression past here
+                closes = False
+                break
+        if opens and lowest < 0:
+            need, at = -lowest, start
+            while need and at > 0 and text[at - 1] in " \t\n([":
+                at -= 1
+                need -= text[at] in "(["
+            at += len(text[at:start]) - len(text[at:start].lstrip(" \t\n"))
+            extent.start, extent.line, extent.column = at, *self._place(at, extent.start, extent.line,
+                                                                        extent.column)
+        if closes and depth > 0:
+            need, at = depth, end
+            while need and at < len(text) and text[at] in " \t\n)]":
+                need -= text[at] in ")]"
+                at += 1
+            at -= len(text[end:at]) - len(text[end:at].rstrip(" \t\n"))
+            extent.end, extent.end_line, extent.end_column = at, *self._place(at, extent.end, extent.end_line,
+                                                                              extent.end_column)
+        return extent
+
+    def _place(self, offset: int, known: int, line: int, column: int) -> tuple[int, int]:
+        """The line and column of `offset`, from those of another offset (`known`) on the same or a nearby line."""
+        low, high = min(offset, known), max(offset, known)
+        breaks = self._text.count("\n", low, high)
+        if not breaks:
+            return line, column + offset - known
+        line += breaks if offset > known else -breaks
+        return line, offset - self._text.rfind("\n", 0, offset)
+
     def _number(self, token: Token) -> nodes.Number:
         text = str(token).rstrip("+")
         if len(text) > 40 or not math.isfinite(float(text.replace(",", ""))):
@@ -313,6 +366,7 @@ class _Builder(Transformer):
     @_with_extent
     def assignment(self, meta, children):
         name, _, value = children
+        meta = self._bracketed(meta)
         return nodes.Assignment(str(name), value, span=self._span(meta))
 
     @_with_extent
@@ -338,21 +392,25 @@ class _Builder(Transformer):
     @_with_extent
     def tensor_binding(self, meta, children):
         name, _, tensor = children
+        meta = self._bracketed(meta)
         return nodes.TensorBinding(str(name), tensor, span=self._span(meta))
 
     @_with_extent
     def value_binding(self, meta, children):
         name, _, expr, options, claims = children
+        meta = self._bracketed(meta)
         return nodes.Subject(str(name), expr, options, claims, self._slice(meta).strip(), span=self._span(meta))
 
     @_with_extent
     def subject(self, meta, children):
         expr, options, claims = children
+        meta = self._bracketed(meta)
         return nodes.Subject(None, expr, options, claims, self._slice(meta).strip(), span=self._span(meta))
 
     @_with_extent
     def direct_claim(self, meta, children):
         subject, comparator, value, tolerance = children
+        meta = self._bracketed(meta)
         claim = nodes.Claim(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
                             span=self._span(meta))
         return nodes.DirectClaim(claim, span=self._span(meta))
@@ -437,6 +495,7 @@ class _Builder(Transformer):
     @_with_extent
     def explicit_claim(self, meta, children):
         subject, comparator, value, tolerance = children
+        meta = self._bracketed(meta)
         return nodes.Claim(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
                            span=self._span(meta))
 
@@ -560,6 +619,7 @@ class _Builder(Transformer):
 
     @_with_extent
     def call(self, meta, children):
+        meta = self._bracketed(meta)
         return nodes.Call(str(children[0]), children[1:], span=self._span(meta))
 
 

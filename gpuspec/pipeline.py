@@ -14,14 +14,18 @@ from gpuspec.program import Claim, Program
 from gpuspec.record import Record, record
 from gpuspec.report import Report
 from gpuspec.resolve import resolve
-from gpuspec.text import Span, SpecText, UnreadableText, read_spec
+from gpuspec.text import Span, SpecText, UnreadableText, decode, escaped, read_spec, undecoded
 
 SPEC_SUFFIX = ".gpu"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
-    """The spec files named by `paths`: files as given, and every *.gpu below a folder, sorted."""
+    """The spec files named by `paths`: files as given, and every *.gpu below a folder, sorted.
+
+    A file is named once, however often and by whatever spelling it is reached (`d/a.gpu`, `d/../d/a.gpu`,
+    a symlink to it, another hard link): the first spelling is kept.
+    """
     found: list[Path] = []
     errors: list[Diagnostic] = []
     for given in paths:
@@ -35,24 +39,42 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         elif path.is_file():
             found.append(path)
         else:
-            errors.append(Diagnostic("no-such-path", f"no such file or folder: {given}", None,
+            errors.append(Diagnostic("no-such-path", f"no such file or folder: {escaped(given)}", None,
                                      "give a .gpu file or a folder that holds some"))
-    unique = list(dict.fromkeys(found))
-    return unique, errors
+    unique: dict[object, Path] = {}
+    for path in found:
+        unique.setdefault(file_identity(path), path)
+    return list(unique.values()), errors
+
+
+def file_identity(path: str | Path) -> object:
+    """What names one file, whatever the spelling: its device and inode (so hard links are one file), else its
+    resolved path."""
+    import os
+
+    if str(path) == "-":
+        return "-"
+    try:
+        found = os.stat(path)
+        return (found.st_dev, found.st_ino)
+    except OSError:
+        return os.path.realpath(path)
 
 
 def _mentions_gpu(path: Path) -> bool:
-    """Whether a Markdown file holds gpu blocks (so that a folder's other documents are left alone)."""
+    """Whether a Markdown file holds gpu blocks, or near misses worth a warning (so that a folder's other
+    documents are left alone)."""
     from gpuspec import markdown
 
     try:
-        return markdown.has_blocks(path.read_text(encoding="utf-8", errors="replace"))
+        return markdown.mentions_gpu(undecoded(path.read_bytes()))
     except OSError:
         return False
 
 
 def read(path: str | Path) -> SpecText:
-    """The text of a spec file (`-` is standard input), or the gpu blocks of a Markdown file.
+    """The text of a spec file (`-` is standard input), or the gpu blocks of a Markdown file (with the whole
+    document, and warnings for near misses), read the one way every command reads spec text.
     Raises SpecError if it cannot be read as text."""
     try:
         if str(path) == "-":
@@ -79,14 +101,12 @@ def load(path: str | Path) -> tuple[SpecText, Program]:
 
 def _document(path, source: SpecText) -> str:
     """The text errors are shown against: the whole document for Markdown, else the spec itself."""
-    if Path(str(path)).suffix in MARKDOWN_SUFFIXES:
-        return Path(path).read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
-    return source.text
+    return source.document if source.document is not None else source.text
 
 
 def _undecoded(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8", "replace").replace("\0", "\ufffd")
+        return undecoded(path.read_bytes())
     except OSError:
         return ""
 
@@ -94,11 +114,7 @@ def _undecoded(path: Path) -> str:
 def _stdin() -> SpecText:
     import sys
 
-    raw = sys.stdin.buffer.read()
-    try:
-        return SpecText("<stdin>", raw.decode("utf-8").removeprefix("\ufeff"))
-    except UnicodeDecodeError as error:
-        raise UnreadableText("<stdin>", 1, error.start + 1, "the input is not UTF-8 text") from None
+    return decode(sys.stdin.buffer.read(), "<stdin>").spec()
 
 
 def compile_text(source: SpecText) -> Program:
@@ -138,9 +154,9 @@ def check_text(text: str, path: str = "<spec>") -> Report:
     try:
         program = compile_text(source)
     except SpecError as error:
-        return Report([], error.diagnostics, [path], {path: text})
+        return Report([], error.diagnostics, [path], {path: source.text})
     verdicts, errors = check(program)
-    return Report(verdicts, errors, [path], {path: text})
+    return Report(verdicts, errors, [path], {path: source.text})
 
 
 @record
@@ -178,10 +194,12 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
     files, diagnostics = spec_files(paths)
     texts: dict[str, str] = {}
     programs: list[tuple[str, Program]] = []
+    warnings: list[Diagnostic] = []
     for path in files:
         try:
             source = read(path)
             texts[source.path] = _document(path, source)
+            warnings.extend(source.warnings)
             programs.append((source.path, compile_text(source)))
         except SpecError as error:
             diagnostics.extend(error.diagnostics)
@@ -198,7 +216,7 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
         found, errors = check(program, evidence)
         verdicts.extend(found)
         diagnostics.extend(errors)
-    report = Report(verdicts, diagnostics, [str(f) for f in files], texts, paths=paths)
+    report = Report(verdicts, diagnostics, [str(f) for f in files], texts, warnings, paths)
     if stop is not None:
         raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
                                   "the claims of the others were not measured")

@@ -23,9 +23,10 @@ def pytest_collect_file(parent, file_path: Path):
         return SpecFile.from_parent(parent, path=file_path)
     if file_path.suffix in (".md", ".markdown") and _markdown_enabled(parent.config):
         from gpuspec import markdown
+        from gpuspec.text import read_leniently
 
         try:
-            if markdown.has_blocks(file_path.read_text(encoding="utf-8", errors="replace")):
+            if markdown.has_blocks(read_leniently(file_path)):
                 return SpecFile.from_parent(parent, path=file_path)
         except OSError:
             return None
@@ -70,10 +71,9 @@ class SpecFile(pytest.File):
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    from gpuspec.text import read_leniently
+
+    return read_leniently(path)  # its lines as every command counts them
 
 
 class ClaimFailed(Exception):

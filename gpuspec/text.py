@@ -1,11 +1,42 @@
-"""Spec text and where things are in it: SpecText (path, text, line offset) and Span."""
+"""Spec text and where things are in it: SpecText (path, text, line offset) and Span; reading (and writing back)
+the text of a spec file, the one way every command does it; escaping text for a terminal.
+
+Line breaks: `\n`, `\r\n` and a lone `\r` each end a line, as in CommonMark, Python's universal newlines and
+the editors a reader uses; every other character (U+2028, a form feed, ...) is part of its line. Spec text is
+handled with `\n` only, so every position (line:column) counts lines this way; a file is written back with
+the line breaks it was written with.
+"""
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from attrs import field
 
-from gpuspec.record import ValueRecord, record
+from gpuspec.record import Record, ValueRecord, record
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def normalized(text: str) -> str:
+    """`text` with each of its line breaks (`\r\n`, `\r`, `\n`) written `\n`."""
+    return _LINE_BREAK.sub("\n", text) if "\r" in text else text
+
+
+def split_lines(text: str) -> tuple[list[str], list[str]]:
+    """The lines of `text` without their breaks, and each line's break as written ('' after the last line)."""
+    lines = _LINE_BREAK.split(text)
+    breaks = _LINE_BREAK.findall(text) + [""]
+    return lines, breaks
+
+
+def newline_of(text: str) -> str:
+    """The line break `text` is written with: its most common one (the first on a tie), `\n` when it has none."""
+    breaks = _LINE_BREAK.findall(text)
+    if not breaks:
+        return "\n"
+    return max(dict.fromkeys(breaks), key=breaks.count)
 
 
 @record
@@ -31,18 +62,23 @@ class Span(ValueRecord):
 class SpecText(ValueRecord):
     """The text of one spec, and where it came from.
 
-    line_offset is added to every line number, and column_offsets (by line) to columns, so that a block
-    inside a larger document reports positions in the document's own lines and columns.
+    text has `\n` line breaks only (any other break is made one when the SpecText is made). line_offset is
+    added to every line number, and column_offsets (by line) to columns, so that a block inside a larger
+    document reports positions in the document's own lines and columns. For the gpu blocks of a Markdown
+    file, document is the whole document (for showing the lines errors are on) and warnings are the blocks
+    that were nearly gpu blocks (Diagnostics with code `near-miss`).
     """
 
     path: str
-    text: str = field(repr=False)
+    text: str = field(repr=False, converter=normalized)
     line_offset: int = 0
     column_offsets: dict | None = field(default=None, eq=False, repr=False)  # line -> columns it was dedented
+    document: str | None = field(default=None, eq=False, repr=False)
+    warnings: tuple = field(default=(), eq=False, repr=False)
 
     def line(self, number: int) -> str:
         """The text of the 1-based document line `number`, without its line break ('' if out of range)."""
-        lines = self.text.split("\n")  # Lark counts lines by \n only; splitlines() would also split at \r, U+2028, ...
+        lines = self.text.split("\n")
         index = number - 1 - self.line_offset
         return lines[index] if 0 <= index < len(lines) else ""
 
@@ -55,24 +91,95 @@ class UnreadableText(Exception):
         self.path, self.line, self.column, self.reason = path, line, column, reason
 
 
-def read_spec(path: str | Path) -> SpecText:
-    """Read a spec file as UTF-8 (a leading byte-order mark is dropped).
+@record
+class FileText(Record):
+    """A text file as it is on disk: `written` is its text with the line breaks as written and without a
+    byte-order mark; `text` is what every command reads (`\n` line breaks)."""
 
-    Raises UnreadableText for bytes that are not UTF-8 or for NUL bytes, with their position.
+    path: str
+    written: str = field(repr=False)
+    bom: bool = False
+    raw: bytes = field(default=b"", repr=False)  # the bytes read, to notice a change before writing back
+
+    @property
+    def text(self) -> str:
+        return normalized(self.written)
+
+    def spec(self) -> SpecText:
+        return SpecText(self.path, self.written)
+
+
+def decode(raw: bytes, path: str) -> FileText:
+    """UTF-8 bytes as a FileText (a leading byte-order mark is dropped and remembered).
+
+    Raises UnreadableText for bytes that are not UTF-8 or for NUL bytes, at their line and column.
     """
-    raw = Path(path).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line, column = _position(raw[: error.start].decode("utf-8", "replace"))
-        raise UnreadableText(str(path), line, column, f"byte 0x{raw[error.start]:02x} is not UTF-8 text") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+        line, column = _position(normalized(raw[: error.start].decode("utf-8", "replace")))
+        raise UnreadableText(path, line, column, f"byte 0x{raw[error.start]:02x} is not UTF-8 text") from None
+    bom = text.startswith("\ufeff")
+    text = text.removeprefix("\ufeff")
     nul = text.find("\0")
     if nul >= 0:
-        line, column = _position(text[:nul])
-        raise UnreadableText(str(path), line, column, "a NUL byte: this looks like a binary file, not a spec")
-    return SpecText(str(path), text)
+        line, column = _position(normalized(text[:nul]))
+        raise UnreadableText(path, line, column, "a NUL byte: this looks like a binary file, not a spec")
+    return FileText(path, text, bom, raw)
+
+
+def read_file(path: str | Path) -> FileText:
+    """The text of the file at `path`, as written (see decode). OSError if it cannot be read."""
+    return decode(Path(path).read_bytes(), str(path))
+
+
+def read_spec(path: str | Path) -> SpecText:
+    """Read a spec file as UTF-8 (a leading byte-order mark is dropped), with `\n` line breaks.
+
+    Raises UnreadableText for bytes that are not UTF-8 or for NUL bytes, with their position.
+    """
+    return read_file(path).spec()
+
+
+def undecoded(raw: bytes) -> str:
+    """Bytes that may not be UTF-8 text as text to show a line of: bad bytes and NULs become U+FFFD."""
+    return normalized(raw.decode("utf-8", "replace").removeprefix("\ufeff").replace("\0", "\ufffd"))
+
+
+def read_leniently(path: str | Path) -> str:
+    """The lines of a file to show beside an error, read as every command reads it; '' if it cannot be read."""
+    try:
+        return undecoded(Path(path).read_bytes())
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return ""
+
+
+def write_back(read: FileText, written: str) -> None:
+    """Replace the file `read` came from with `written` (line breaks as given), its byte-order mark kept.
+
+    A symlink is written through: the link stays and the file it points to changes. A file with several hard
+    links is refused, as is one that changed since it was read: either would lose someone's text.
+    Raises files.WriteError with the reason; the file is then unchanged.
+    """
+    from gpuspec.files import WriteError, write_atomically
+
+    shown = escaped(read.path)
+    target = os.path.realpath(read.path)
+    try:
+        links = os.stat(target).st_nlink
+        now = Path(target).read_bytes()
+    except OSError as error:
+        raise WriteError(f"cannot write {shown}: {error.strerror or error}") from None
+    if links > 1:
+        raise WriteError(f"{shown} has {links} hard links: writing it would give this name a new file and leave "
+                         "the others with the old text, so it was not changed; make the other names symlinks, "
+                         "or edit it by hand")
+    if now != read.raw:
+        raise WriteError(f"{shown} changed while gpuspec was working on it, so it was not changed; run again")
+    try:
+        write_atomically(target, ("\ufeff" if read.bom else "").encode("utf-8") + written.encode("utf-8"))
+    except WriteError as error:  # its message names the file as the system spells it: escape it for printing
+        raise WriteError(escaped(str(error))) from None
 
 
 def _position(before: str) -> tuple[int, int]:
@@ -82,18 +189,26 @@ def _position(before: str) -> tuple[int, int]:
 
 def _invisible(char: str) -> bool:
     code = ord(char)
-    return (code < 32 and char != "\t") or 0x7F <= code < 0xA0 or char in _LAYOUT
+    return (code < 32 and char != "\t") or 0x7F <= code < 0xA0 or char in _LAYOUT or 0xD800 <= code < 0xE000
 
 
 # Line and paragraph separators and the bidirectional controls: they reorder or break a terminal's line.
 _LAYOUT = frozenset("\u2028\u2029\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
 
 
+def _escape(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code < 0xDD00:  # a byte of a file name that is not UTF-8 (os.fsdecode's surrogate escape)
+        return f"\\x{code - 0xDC00:02x}"
+    return char.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
 def escaped(text: str) -> str:
-    """`text` with control and layout characters written as escapes (`\\r`, `\\u2028`), safe to print."""
+    """`text` with control and layout characters written as escapes (`\\r`, `\\u2028`), and the bytes of a
+    file name that is not UTF-8 as `\\xff`: safe to print and to encode as UTF-8."""
     if not any(_invisible(c) for c in text):
         return text
-    return "".join(c.encode("unicode_escape").decode("ascii") if _invisible(c) else c for c in text)
+    return "".join(_escape(c) if _invisible(c) else c for c in text)
 
 
 def masked(text: str) -> str:

@@ -118,9 +118,6 @@ GOLDEN = {
     "a missing final line break is added": (
         H100 + "device.sms = 132",
         H100 + "device.sms = 132\n"),
-    "windows line breaks become one kind": (
-        "device H100-SXM\r\ndevice.sms = 132\r\n",
-        "device H100-SXM\ndevice.sms = 132\n"),
 }
 
 
@@ -379,3 +376,126 @@ def test_markdown_fence_opened_on_a_list_markers_line_stays_in_the_list():
 def test_markdown_fence_in_a_block_quote_stays_in_the_quote():
     document = "> ```gpu\n> device  H100-SXM\n> device.sms=132\n> ```\n"
     assert format_markdown(document) == "> ```gpu\n> device H100-SXM\n> device.sms = 132\n> ```\n"
+
+
+# --- Line breaks, byte-order marks, names: nothing lost, nothing changed in meaning ------------------------------
+
+def test_format_text_lays_out_every_kind_of_line_break_as_one():
+    assert format_text("device H100-SXM\r\ndevice.sms=132\rw=1\n") == "device H100-SXM\ndevice.sms = 132\nw = 1\n"
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_fmt_keeps_the_files_line_breaks(tmp_path, capsys, newline):
+    path = write(tmp_path, "a.gpu", UGLY.replace("\n", newline))
+    assert format_spec(UGLY.replace("\n", newline)) == PRETTY.replace("\n", newline)
+    assert main(["fmt", str(path)]) == 0
+    assert path.read_bytes() == PRETTY.replace("\n", newline).encode()
+    assert main(["fmt", "--check", str(path)]) == 0
+
+
+def test_fmt_keeps_a_byte_order_mark_and_crlf_together(tmp_path, capsys):
+    path = write(tmp_path, "a.gpu", "\ufeff" + UGLY.replace("\n", "\r\n"))
+    assert main(["fmt", str(path)]) == 0
+    assert path.read_bytes() == ("\ufeff" + PRETTY.replace("\n", "\r\n")).encode()
+
+
+def test_fmt_makes_mixed_line_breaks_the_most_common_kind_and_says_so_in_a_diff(tmp_path, capsys):
+    text = "device H100-SXM\r\ndevice.sms = 132\r\nw = 1\n"
+    path = write(tmp_path, "a.gpu", text)
+    assert main(["fmt", "--diff", str(path)]) == 1
+    assert capsys.readouterr().out == f"{path}: every line break becomes \\r\\n\n"
+    assert main(["fmt", str(path)]) == 0
+    assert path.read_bytes() == text.replace("\r\n", "\n").replace("\n", "\r\n").encode()
+
+
+def test_the_meaning_check_reads_a_lone_cr_as_check_does():
+    # check reads `# note\rdevice A100-80GB` as a comment and a device line: so must the guard, and fmt keeps both.
+    text = "device H100-SXM\n# note\rdevice  A100-80GB\n"
+    assert fingerprint(text) == fingerprint("device H100-SXM\n# note\ndevice A100-80GB\n")
+    assert fingerprint(text) != fingerprint("device H100-SXM\n# note device A100-80GB\n")
+    assert format_spec(text) == "device H100-SXM\n# note\ndevice A100-80GB\n"
+
+
+def test_a_file_that_does_not_parse_is_refused_with_the_first_error_located(tmp_path, capsys):
+    path = write(tmp_path, "bad.gpu", "device  H100-SXM\rx*2 on 4096² bf16 is @\r")
+    assert main(["fmt", str(path)]) == 2
+    assert f"{path}:2:" in capsys.readouterr().err
+    assert path.read_bytes() == b"device  H100-SXM\rx*2 on 4096\xc2\xb2 bf16 is @\r"
+
+
+def test_fmt_refuses_bytes_that_are_not_utf8_at_their_place(tmp_path, capsys):
+    path = tmp_path / "a.gpu"
+    path.write_bytes(b"device  H100-SXM\nw = \xff\n")
+    assert main(["fmt", str(path)]) == 2
+    assert f"{path}:2:5: byte 0xff is not UTF-8 text" in capsys.readouterr().err
+    assert path.read_bytes() == b"device  H100-SXM\nw = \xff\n"
+
+
+def test_fmt_of_standard_input_is_refused_with_the_reason(capsys):
+    assert main(["fmt", "-"]) == 2
+    assert "standard input" in capsys.readouterr().err
+
+
+def test_fmt_prints_file_names_and_diffs_with_control_and_bidi_characters_escaped(tmp_path, capsys):
+    path = write(tmp_path, "a\u202e\x1b[31m.gpu", "device  H100-SXM  # \x1b]0;title\x07 \u2066\n")
+    shown = str(tmp_path) + "/a\\u202e\\x1b[31m.gpu"
+    assert main(["fmt", "--check", str(path)]) == 1
+    assert capsys.readouterr().out == f"would reformat {shown}\n"
+    assert main(["fmt", "--diff", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"--- {shown}\n" in out and "\\x1b]0;title\\x07 \\u2066" in out
+    assert "\x1b" not in out and "\u202e" not in out and "\u2066" not in out and "\x07" not in out
+    assert main(["fmt", str(path)]) == 0
+    assert capsys.readouterr().out == f"reformatted {shown}\n"
+
+
+def test_fmt_writes_through_a_symlink_and_the_link_stays(tmp_path, capsys):
+    target = write(tmp_path, "a.gpu", UGLY)
+    link = tmp_path / "link.gpu"
+    link.symlink_to(target)
+    assert main(["fmt", str(link)]) == 0
+    assert link.is_symlink() and target.read_bytes() == PRETTY.encode()
+
+
+def test_fmt_refuses_a_file_with_another_hard_link_and_leaves_both_names_alike(tmp_path, capsys):
+    import os
+
+    path = write(tmp_path, "a.gpu", UGLY)
+    os.link(path, tmp_path / "b.gpu")
+    assert main(["fmt", str(path)]) == 2
+    assert "2 hard links" in capsys.readouterr().err
+    assert path.read_bytes() == (tmp_path / "b.gpu").read_bytes() == UGLY.encode()
+
+
+def test_markdown_prose_and_its_line_breaks_are_kept_byte_for_byte():
+    document = ("# Title  \r\n\r\nProse  with x*2,\rodd   breaks\nand trailing spaces.   \r\n\r\n"
+                "```gpu\r\ndevice  H100-SXM\r\ndevice.sms=132\r\n```\r\n\r\nTail  x*2 \r")
+    expected = document.replace("device  H100", "device H100").replace("sms=132", "sms = 132")
+    assert format_markdown(document, "doc.md") == expected
+    assert format_markdown(expected, "doc.md") == expected
+
+
+def test_markdown_a_fence_body_that_shrinks_keeps_the_breaks_around_it():
+    document = "Prose\r\n\r\n```gpu\r\ndevice  H100-SXM\r\n\r\n\r\n\r\n```\rmore prose\n"
+    assert format_markdown(document, "doc.md") == "Prose\r\n\r\n```gpu\r\ndevice H100-SXM\r\n```\rmore prose\n"
+
+
+def test_markdown_with_lone_cr_line_breaks_is_formatted_and_still_checks(tmp_path, capsys):
+    document = "# T\r\r```gpu\rdevice  H100-SXM\rdevice.sms=132\r```\r"
+    path = write(tmp_path, "doc.md", document)
+    assert main(["fmt", str(path)]) == 0
+    assert path.read_bytes() == document.replace("device  H", "device H").replace("=", " = ").encode()
+    assert main(["check", str(path)]) == 0
+
+
+def test_markdown_meaning_check_covers_the_whole_document_as_check_reads_it(monkeypatch):
+    # The second block only makes sense after the first (one scope): the check is of the document's spec.
+    document = "```gpu\ndevice  H100-SXM\n```\n\nProse.\n\n```gpu\ndevice.sms=132\n```\n"
+    monkeypatch.setattr(fmt, "format_text", lambda text: text.replace("132", "144"))
+    with pytest.raises(FormatError, match="would change what they say"):
+        format_markdown(document, "doc.md")
+
+
+def test_markdown_whose_blocks_do_not_parse_is_refused_with_the_documents_position():
+    with pytest.raises(FormatError, match=r"doc\.md:5:"):
+        format_markdown("# T\n\n```gpu\ndevice  H100-SXM\nx*2 on 4096² bf16 is @\n```\n", "doc.md")

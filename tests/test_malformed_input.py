@@ -344,7 +344,7 @@ def odd_unicode() -> list[tuple[str, str]]:
         PRELUDE + "y.time ≈ 20 µs \U0001f680\n",
         "\x1b[31mdevice H100-SXM\x1b[0m\n",                # terminal colour codes
         PRELUDE + "y.time\u200b≈ 20 µs\n",                 # a zero-width space
-        "device H100-SXM\rx = bf16[4]\r",                  # old Mac line ends
+        "device H100-SXM\rx = bf16[4]\r@\r",                # old Mac line ends are line breaks: `@` is at 3:1
         PRELUDE + "y.waves = 6\u00b72\n", PRELUDE + "y.time ≈ 20 µs\u00ad\n",
         PRELUDE + "y.time ≈ 20 \U0001d6cds\n", PRELUDE + "\ufffd\n",
     ]

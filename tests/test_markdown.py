@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from gpuspec import markdown
 from gpuspec.cli import main
 from gpuspec.pipeline import run_check
@@ -209,10 +211,12 @@ def test_an_empty_gpu_block_is_fine(tmp_path, capsys):
     assert main(["check", str(tmp_path / "doc.md")]) == 0
 
 
-def test_a_document_with_only_an_empty_gpu_block_has_no_errors(tmp_path, capsys):
+def test_a_document_with_only_an_empty_gpu_block_has_no_errors_and_checked_nothing(tmp_path, capsys):
+    from gpuspec.report import EXIT_NOTHING
+
     code, out = check_cli(tmp_path, capsys, "```gpu\n```\n")
-    assert code == 0
-    assert "error" not in out
+    assert code == EXIT_NOTHING
+    assert "error" not in out and "warning" not in out
 
 
 # --- Hidden blocks ----------------------------------------------------------------------------------------
@@ -472,3 +476,110 @@ def test_a_folder_check_reports_a_malformed_markdown_block_as_invalid(tmp_path, 
     assert main(["check", str(tmp_path)]) == 2
     out = capsys.readouterr().out
     assert "broken.md:3:" in out and "error[syntax]" in out
+
+
+# --- Line breaks: a lone CR and CRLF end lines as they do for CommonMark -----------------------------------------
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["cr", "crlf"])
+def test_markdown_with_other_line_breaks_is_read_at_the_same_lines_and_columns(tmp_path, capsys, newline):
+    document = "# T\n\nProse.\n\n- item\n\n  ```gpu\n  device H100-SXM\n  " + FAILING_WAVES + "\n  ```\n"
+    lf = check(tmp_path, document, "lf.md")
+    other = check(tmp_path, document.replace("\n", newline), "other.md")
+    assert where(document, "70 waves") == (9, 24)
+    assert located(other) == located(lf) == [("70 waves", 9, 24)]
+    code, out = check_cli(tmp_path, capsys, document.replace("\n", newline), "cli.md")
+    assert code == 1 and "cli.md:9:24: fail:" in out
+    main(["check", "--format", "json", str(tmp_path / "cli.md")])
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert (result["line"], result["column"], result["claim"]) == (9, 24, "70 waves")
+
+
+def test_markdown_with_lone_cr_line_breaks_shows_errors_on_the_documents_lines(tmp_path, capsys):
+    document = "# T\r\r```gpu\rdevice H100-SXM\rx*2 on 4096² bf16 is @\r```\r"
+    code, out = check_cli(tmp_path, capsys, document)
+    assert code == 2
+    assert_caret_under(out, "syntax", document.replace("\r", "\n"), "@")
+
+
+def test_the_pytest_plugin_collects_markdown_with_lone_cr_line_breaks(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "doc.md").write_bytes(("# T\r\r```gpu\rdevice H100-SXM\r" + FAILING_WAVES + ", memory-bound\r```\r")
+                                      .encode())
+    (tmp_path / "crlf.md").write_bytes(b"```gpu\r\ndevice H100-SXM\r\ndevice.sms = 132\r\n```\r\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                             "--gpuspec-markdown", "-rf", "doc.md", "crlf.md"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "INTERNALERROR" not in result.stdout + result.stderr, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout
+    assert "1 failed, 2 passed" in result.stdout
+    assert "doc.md:5:" in result.stdout  # the failing claim at the document's line
+
+
+# --- Near misses: blocks nearly meant as gpu blocks get a warning with the fix ---------------------------------
+
+NEAR_MISSES = {
+    "upper-case fence": ("```GPU\ndevice H100-SXM\n```\n", (1, 4), "```GPU is not a gpu block", "write ```gpu"),
+    "capitalised tilde fence": ("~~~Gpu\ndevice H100-SXM\n~~~\n", (1, 4), "~~~Gpu is not a gpu block",
+                                "write ~~~gpu"),
+    "punctuation after gpu": ("```gpu,\ndevice H100-SXM\n```\n", (1, 4), "must be the word `gpu` alone",
+                              "with a space before anything that follows it"),
+    "braces": ("``` {.gpu}\ndevice H100-SXM\n```\n", (1, 5), "not in braces", "write ```gpu"),
+    "hidden block inside a div": ("<div>\n<!-- gpu device H100-SXM -->\n</div>\n", (2, 1),
+                                  "inside an HTML block (`<div>` on line 1)", "after a blank line"),
+    "upper-case hidden block": ("Prose.\n\n<!-- GPU\ndevice H100-SXM\n-->\n", (3, 1),
+                                "`<!-- GPU` is not a hidden gpu block", "write `<!-- gpu`"),
+    "fence inside details": ("<details>\n```gpu\ndevice H100-SXM\n```\n</details>\n", (2, 1),
+                             "this gpu fence is inside an HTML block", "leave a blank line"),
+    "hidden block inside a paragraph": ("Prose <!-- gpu device H100-SXM --> here.\n", (1, 7),
+                                        "inside a paragraph", "lines of its own"),
+    "indented in a list": ("- item\n\n  ```GPU\n  device H100-SXM\n  ```\n", (3, 6), "```GPU is not a gpu block",
+                           "write ```gpu"),
+}
+
+
+@pytest.mark.parametrize("name", list(NEAR_MISSES))
+def test_a_near_miss_gets_a_located_warning_with_the_fix_and_is_not_an_error(tmp_path, name):
+    document, place, message, fix = NEAR_MISSES[name]
+    report = check(tmp_path, document)
+    assert not report.diagnostics and not report.verdicts
+    [warning] = report.warnings
+    assert warning.code == "near-miss"
+    assert (warning.span.file, warning.span.line, warning.span.column) == (str(tmp_path / "doc.md"), *place)
+    assert message in warning.message and fix in warning.help
+    assert markdown.near_misses("doc.md", document) == (warning,) or markdown.near_misses("doc.md", document)
+
+
+def test_near_misses_are_printed_in_the_text_report_with_a_caret_and_the_fix(tmp_path, capsys):
+    document = "# T\n\n```GPU\ndevice H100-SXM\n```\n\n```gpu\ndevice H100-SXM\ndevice.sms = 132\n```\n"
+    code, out = check_cli(tmp_path, capsys, document)
+    assert code == 0  # the real block passes; the warning changes no verdict
+    assert f"{tmp_path / 'doc.md'}:3:4: warning[near-miss]: ```GPU is not a gpu block" in out
+    assert "\n    ```GPU\n       ^^^\n    help: write ```gpu\n" in out
+
+
+def test_a_folder_check_finds_a_document_whose_only_blocks_are_near_misses(tmp_path):
+    write(tmp_path, "near.md", "# Notes\n\n```GPU\ndevice H100-SXM\n```\n")
+    write(tmp_path, "prose.md", "# Prose\n\nThe GPU is fast; ```GPU``` in code is fine.\n")
+    report = run_check([str(tmp_path)])
+    assert report.files == (str(tmp_path / "near.md"),)
+    assert [w.span.line for w in report.warnings] == [3]
+
+
+@pytest.mark.parametrize("document", [
+    "```gpux\ndevice H10\n```\n",                                  # another language that starts with gpu
+    "````markdown\n```GPU\ndevice H10\n```\n<!-- GPU x -->\n````\n",  # an example inside a fence
+    "Inline code `<!-- gpu x -->` and ```GPU``` in prose.\n",       # code spans
+    "<!-- a note about the GPU -->\n",                              # an ordinary comment
+    "    ```GPU\n    device H10\n    ```\n",                       # an indented code block
+], ids=["gpux", "example-in-a-fence", "code-spans", "ordinary-comment", "indented-code"])
+def test_what_is_plainly_not_a_gpu_block_gets_no_warning(document):
+    assert markdown.near_misses("doc.md", document) == ()
+
+
+def test_a_real_block_beside_a_near_miss_is_checked_and_the_near_miss_warned(tmp_path):
+    document = "<!-- gpu device H100-SXM -->\n<!-- GPU device.sms = 144 -->\n\n```gpu\ndevice.sms = 132\n```\n"
+    report = check(tmp_path, document)
+    assert [v.status for v in report.verdicts] == ["pass"]
+    assert [(w.span.line, w.span.column) for w in report.warnings] == [(2, 1)]

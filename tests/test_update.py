@@ -3,12 +3,16 @@ and atomic writes: an interrupted or refused write leaves the original file as i
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
+import subprocess
 import sys
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from conftest import kill_once_paused
 
 from gpuspec import files, update
@@ -381,3 +385,171 @@ def test_a_new_file_gets_the_umasks_mode_and_a_replaced_one_keeps_its_own(tmp_pa
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and kept.read_text() == "y\n"
     finally:
         os.umask(old)
+
+
+# --- One file, however it is named; line breaks as written; only numbers the language reads back --------------
+
+ONE_FAILING = "device H100-SXM\nx*2 on 4096² bf16 is memory-bound, ≈ 200 µs, 62 waves\n"
+ONE_FIXED = ONE_FAILING.replace("≈ 200 µs", "≈ 20 µs")
+
+
+def gpuspec(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpuspec", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("spellings", [
+    ["d", "d/../d/a.gpu"], ["d/a.gpu", "./d/a.gpu", "d//a.gpu"], ["d", "d"], ["d/a.gpu", "link.gpu"],
+], ids=["folder-and-file", "three-spellings", "folder-twice", "file-and-symlink"])
+def test_a_file_reached_by_several_spellings_is_checked_and_updated_once(tmp_path, spellings):
+    (tmp_path / "d").mkdir()
+    path = write(tmp_path / "d", "a.gpu", ONE_FAILING)
+    (tmp_path / "link.gpu").symlink_to(path)
+    result = gpuspec("check", "--update", *spellings, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "updated 1 claim in 1 file"
+    assert result.stdout.count("fail:") == 1  # reported once
+    assert path.read_bytes() == ONE_FIXED.encode()
+
+
+def test_update_through_a_symlink_changes_the_target_and_keeps_the_link(tmp_path):
+    target = write(tmp_path, "a.gpu", ONE_FAILING)
+    (tmp_path / "link.gpu").symlink_to("a.gpu")
+    assert gpuspec("check", "--update", "link.gpu", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "link.gpu").is_symlink() and os.readlink(tmp_path / "link.gpu") == "a.gpu"
+    assert target.read_bytes() == ONE_FIXED.encode()
+
+
+def test_update_of_a_hard_linked_file_is_refused_with_the_reason_and_changes_no_name(tmp_path):
+    path = write(tmp_path, "a.gpu", ONE_FAILING)
+    os.link(path, tmp_path / "b.gpu")
+    result = gpuspec("check", "--update", "a.gpu", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "a.gpu has 2 hard links" in result.stderr and "it was not changed" in result.stderr
+    assert result.stdout.splitlines()[-1] == "updated 0 claims in 0 files; 1 not written (see above)"
+    assert path.read_bytes() == (tmp_path / "b.gpu").read_bytes() == ONE_FAILING.encode()
+    assert path.stat().st_nlink == 2
+
+
+def test_a_refused_file_does_not_stop_the_others_being_updated(tmp_path):
+    refused = write(tmp_path, "a.gpu", ONE_FAILING)
+    os.link(refused, tmp_path / "other-name")
+    updated = write(tmp_path, "b.gpu", ONE_FAILING)
+    result = gpuspec("check", "--update", "a.gpu", "b.gpu", cwd=tmp_path)
+    assert result.returncode == 2
+    assert refused.read_bytes() == ONE_FAILING.encode() and updated.read_bytes() == ONE_FIXED.encode()
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "mixed"])
+def test_update_keeps_every_line_break_as_written(tmp_path, capsys, newline):
+    breaks = ["\r", "\n", "\r\n", "\r"] if newline == "mixed" else [newline] * 4
+    lines = ["device H100-SXM", "x = bf16[4096, 4096]", "y = x * 2 is 70 waves", "device.sms = 144"]
+    text = "".join(line + brk for line, brk in zip(lines, breaks))
+    path = write(tmp_path, "a.gpu", text)
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_bytes() == text.replace("70 waves", "62 waves").replace("144", "132").encode()
+
+
+def test_update_of_markdown_keeps_crlf_and_lone_cr_prose_byte_for_byte(tmp_path, capsys):
+    document = "# T  \r\n\rProse 70 waves.\r\n\r\n```gpu\r\ndevice H100-SXM\rx*2 on 4096² bf16 is 70 waves\r\n```\r"
+    path = write(tmp_path, "doc.md", document)
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_bytes() == document.replace("is 70 waves", "is 62 waves").encode()
+
+
+def test_a_file_changed_since_it_was_checked_is_not_updated(tmp_path):
+    path = write(tmp_path, "a.gpu", ONE_FAILING)
+    report = run_check([str(path)])
+    path.write_text("# someone's edit\n" + ONE_FAILING, encoding="utf-8")
+    [(name, edits)] = update.replacements(list(report.verdicts)).items()
+    with pytest.raises(WriteError, match="changed since it was checked"):
+        update.apply(name, edits, report.texts[name])
+    assert path.read_text(encoding="utf-8") == "# someone's edit\n" + ONE_FAILING
+
+
+def test_a_claim_opened_by_a_bracket_keeps_it_when_updated(tmp_path, capsys):
+    text = "device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2\n(y.t_mem + y.t_math) ≈ 40 µs\n"
+    path = write(tmp_path, "a.gpu", text)
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == text.replace("40 µs", "20 µs")
+
+
+@pytest.mark.parametrize("claim,written", [
+    ("w is 1 B", "w is 1e47 B"),                     # 48 digits is more than the language reads: exponent form
+    ("w is 0.5 B", "w is 1e47 B"),
+    ("w is ≈ 1,000 B", "w is ≈ 1.234e47 B"),         # as many significant digits as written
+    ("w is 1.5e3 B", "w is 1.2e47 B"),
+    ("w is 1.00 EB", "w is 1.23e29 EB"),
+], ids=["integer", "decimal", "separators", "exponent", "large-unit"])
+def test_update_writes_a_number_too_long_to_write_out_in_exponent_form(tmp_path, capsys, claim, written):
+    path = write(tmp_path, "a.gpu", f"device H100-SXM\nw = 1.234e47 B\n{claim}\n")
+    assert main(["check", "--update", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == f"device H100-SXM\nw = 1.234e47 B\n{written}\n"
+    report = run_check([str(path)])
+    assert not report.diagnostics and [v.status for v in report.verdicts] == ["pass"]
+
+
+def test_update_adds_digits_where_the_precision_written_cannot_hold_the_value(tmp_path, capsys):
+    # 250 ns written like `0 µs` is `0 µs`, which `≈` (± 10% of 0) never holds: more digits are needed.
+    text = "device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2\ny.t_math ≈ 0 µs\ny.t_math ≈ 1e-30 s\n"
+    path = write(tmp_path, "a.gpu", text)
+    assert main(["check", "--update", str(path)]) == 0
+    # 3e-7 s (one digit, as written) is 20% off: ≈ needs 2.5e-7 s
+    assert path.read_text(encoding="utf-8").endswith("y.t_math ≈ 0.25 µs\ny.t_math ≈ 2.5e-7 s\n")
+    assert failing_lines(path) == set()
+
+
+def test_update_leaves_a_value_no_number_can_be_written_for(tmp_path, capsys):
+    text = "device H100-SXM\nw = 2 B - 5 B\nw is 1 B\n"  # -3 B: claims are written without a sign
+    path = write(tmp_path, "a.gpu", text)
+    assert main(["check", "--update", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].startswith("updated 0 claims")
+    assert path.read_text(encoding="utf-8") == text
+
+
+_UNITS = {"B": 1.0, "KB": 1e3, "MiB": 2.0 ** 20, "GB": 1e9, "TB": 1e12, "EB": 1e18}
+_TIMES = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+
+
+@st.composite
+def _written_numbers(draw) -> str:
+    """A number as a person writes it: whole, with decimals, with separators, in exponent form."""
+    form = draw(st.sampled_from(("whole", "decimals", "separators", "exponent", "zero")))
+    if form == "whole":
+        return str(draw(st.integers(0, 10 ** 6)))
+    if form == "decimals":
+        return f"{draw(st.integers(0, 9999))}.{draw(st.integers(0, 999)):0{draw(st.integers(1, 3))}d}"
+    if form == "separators":
+        return f"{draw(st.integers(1000, 10 ** 9)):,}"
+    if form == "exponent":
+        mantissa = draw(st.sampled_from(("1", "2.5", "3.00", "9.999")))
+        return f"{mantissa}{draw(st.sampled_from('eE'))}{draw(st.integers(-30, 30))}"
+    return draw(st.sampled_from(("0", "0.0", "0.000")))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.floats(min_value=1e-290, max_value=1e290, allow_nan=False, allow_infinity=False),
+       time=st.booleans(), claims=st.lists(st.tuples(st.sampled_from(("=", "≈", "~=")), _written_numbers(),
+                                                        st.integers(0, 5), st.sampled_from(("", " ± 1%", " ± 50%"))),
+                                              min_size=1, max_size=4))
+def test_after_an_update_check_passes_every_claim_it_rewrote(tmp_path_factory, value, time, claims):
+    units = _TIMES if time else _UNITS
+    names = list(units)
+    lines = ["device H100-SXM", f"w = {value!r} {'s' if time else 'B'}".replace("e+", "e")]
+    for comparator, number, unit, tolerance in claims:
+        lines.append(f"w is {comparator} {number} {names[unit % len(names)]}{tolerance if comparator != '=' else ''}")
+    path = tmp_path_factory.mktemp("update") / "a.gpu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = run_check([str(path)])
+    assert not before.diagnostics, [d.message for d in before.diagnostics]
+    edits = update.replacements(list(before.verdicts))
+    if edits:
+        [(name, found)] = edits.items()
+        update.apply(name, found, before.texts[name])
+    after = run_check([str(path)])
+    assert not after.diagnostics, (path.read_text(encoding="utf-8"), [d.message for d in after.diagnostics])
+    assert [v.status for v in after.verdicts] == ["pass"] * len(claims), path.read_text(encoding="utf-8")
+    # Only the numbers changed: every other character of every line is as written.
+    written = path.read_text(encoding="utf-8").split("\n")
+    for old, new in zip(["", *lines[1:]], written):
+        assert re.sub(r"[0-9][0-9,.eE+-]*", "N", old) == re.sub(r"[0-9][0-9,.eE+-]*", "N", new) or not old

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from gpuspec.model.values import Value
 from gpuspec.pipeline import Explanation
+from gpuspec.text import escaped
 
 
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:
     lines: list[str] = []
     for item in explanations:
-        lines.append(f"{item.span.file}:{item.span.line}: {item.title}")
+        lines.append(escaped(f"{item.span.file}:{item.span.line}: {item.title}"))  # a name may not be UTF-8
         cited: dict[str, None] = {}
         for value in item.values:
             lines.append(f"  {value.derivation()}")
