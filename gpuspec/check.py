@@ -59,7 +59,7 @@ def holds(actual: Value, claim: Claim) -> bool:
         return low >= want - half - slack
     if expected.kind == "range":
         top = float(expected.high)  # type: ignore[arg-type]
-        widen = _tolerance(claim, (want + top) / 2) if claim.comparator == "≈" else 0.0
+        widen = _tolerance(claim, want / 2 + top / 2) if claim.comparator == "≈" else 0.0
         return want - half - widen - slack <= low and high < top + half + widen + slack
     comparator = claim.comparator
     if comparator == "=":

@@ -175,6 +175,32 @@ def test_a_value_cannot_hold_a_number_that_is_not_finite(number):
         Value("t", 1.0, units.TIME, low=0.0, high=number)
 
 
+class NotANumberSource:
+    """A measured or calibrated source whose numbers are NaN (a corrupt results file or profile)."""
+
+    def estimate(self, workload):
+        class View:
+            def __getitem__(self, name):
+                return Value(name, math.nan, units.TIME)
+        return View()
+
+    def device(self, device):
+        raise AssertionError("no device fact is claimed here")
+
+
+@pytest.mark.parametrize("source", ["measured", "calibrated"])
+def test_a_source_whose_numbers_are_not_finite_never_passes(source):
+    from gpuspec.check import Evidence, check
+    from gpuspec.pipeline import compile_text
+    from gpuspec.text import SpecText
+
+    spec = H100 + f"set sources = model, {source}\nk = x * 2 on 4096² bf16\n1000 launches of k is busy_share ≈ 100%\n"
+    verdicts, problems = check(compile_text(SpecText("t.gpu", spec)), Evidence(**{source: NotANumberSource()}))
+    other = [v for v in verdicts if v.source == source]
+    assert not problems and [v.status for v in other] == ["skip"]
+    assert "`busy_share` is not a number" in other[0].reason
+
+
 def test_a_quotient_by_zero_says_which_input_is_zero():
     with pytest.raises(NotFinite, match="`rate` divides by zero: bytes / time, and time = 0"):
         quotient("rate", Value("bytes", 1.0, units.BYTES), Value("time", 0.0, units.TIME))
@@ -183,6 +209,11 @@ def test_a_quotient_by_zero_says_which_input_is_zero():
 def test_rounding_a_huge_count_keeps_it_a_float():
     assert ceiling("c", Value("x", 1e300, units.COUNT)).number == 1e300
     assert ceiling("c", Value("x", 2.5, units.COUNT)).number == 3
+
+
+def test_an_approximate_range_near_the_largest_float_does_not_widen_to_everything():
+    [verdict] = run(H100 + "x*2 on 4096² bf16 is ≈ 1e308–1.7e308 s\n").verdicts  # its middle overflowed: ± 10% of inf
+    assert verdict.status == "fail"
 
 
 def test_a_usual_mistake_that_would_overflow_is_not_offered():
