@@ -2,17 +2,17 @@
 to the model as the `calibrated` source."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from gpuspec import devices
+from gpuspec import devices, schema
 from gpuspec.devices import Device, Fact
-from gpuspec.files import read_json, write_atomically
+from gpuspec.files import json_bytes, read_json, write_atomically
 
-VERSION = 1
-# What a profile measures, and the device fact each one replaces.
-FACTS = ("hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost", "kernel_floor", "tensor_bf16",
-         "l2_latency", "hbm_latency")
+VERSION = schema.VERSION
+# What a profile measures, and the device fact each one replaces (their ranges are in gpuspec.schema).
+FACTS = tuple(schema.FACTS)
+# A profile is a few kilobytes; this is room to spare, and a bound on what a planted file makes gpuspec read.
+PROFILE_LIMIT = 1 << 20
 
 
 class ProfileError(ValueError):
@@ -61,24 +61,44 @@ def _squeeze(name: str) -> str:
 
 
 def load(path: str | Path) -> Profile:
-    """The profile in a file. ProfileError (with the reason) if it is not one."""
-    data = read_json(path, ProfileError)
+    """The profile in a file. ProfileError (naming the file, the key and what would be right) if it is not one."""
+    data = read_json(path, ProfileError, limit=PROFILE_LIMIT, what="a profile")
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("facts"), dict):
         raise ProfileError(f"{path} is not a gpuspec profile of version {VERSION}")
-    facts = {}
-    for name, value in data["facts"].items():
-        if name not in FACTS or not isinstance(value, (int, float)) or not value > 0:
-            raise ProfileError(f"{path}: `{name}` = {value!r} is not a measured ceiling gpuspec knows")
-        facts[name] = float(value)
-    provenance = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
-    return Profile(str(data.get("gpu") or provenance.get("gpu") or ""), facts, provenance, str(path))
+    try:
+        schema.PROFILE.check(data, "")
+    except schema.Invalid as problem:
+        raise ProfileError(f"{path}: {problem}") from None
+    return _profile(data, str(path))
+
+
+def _profile(data: dict, path: str) -> Profile:
+    provenance = dict(data.get("provenance") or {})
+    gpu = data.get("gpu") or provenance.get("gpu") or ""
+    return Profile(gpu, {name: float(value) for name, value in data["facts"].items()}, provenance, path)
+
+
+def read_report(path: str | Path) -> dict:
+    """The report the calibration program wrote to `path`. ProfileError with the reason if it is not JSON."""
+    return read_json(path, ProfileError, limit=PROFILE_LIMIT, what="a calibration report")
 
 
 def save(path: str | Path, report: dict) -> Profile:
-    """Write the calibration program's report as a profile (atomically) and return it."""
-    facts = {k: v for k, v in (report.get("facts") or {}).items() if k in FACTS and isinstance(v, (int, float))}
+    """Write the calibration program's report as a profile (atomically) and return it. ProfileError (and nothing
+    written) if it measured what `load` would refuse: a number that is not finite, or out of its range."""
+    if not isinstance(report, dict):
+        raise ProfileError(f"the calibration report is {schema.describe(report)}, not an object; {path} was not "
+                           "written")
+    measured = report.get("facts")
+    facts = {k: v for k, v in measured.items() if k in FACTS} if isinstance(measured, dict) else measured
     provenance = report.get("provenance") or {}
-    data = {"version": VERSION, "gpu": provenance.get("gpu"), "provenance": provenance, "facts": facts,
+    gpu = provenance.get("gpu") if isinstance(provenance, dict) else None
+    data = {"version": VERSION, "gpu": gpu, "provenance": provenance, "facts": facts,
             "samples": report.get("samples", {}), "ladder": report.get("ladder", {})}
-    write_atomically(path, json.dumps(data, indent=1) + "\n")
-    return Profile(str(data["gpu"] or ""), facts, provenance, str(path))
+    try:
+        schema.PROFILE.check(data, "")
+    except schema.Invalid as problem:
+        raise ProfileError(f"the calibration measured what a profile cannot hold: {problem}; {path} was not "
+                           "written") from None
+    write_atomically(path, json_bytes(data))
+    return _profile(data, str(path))

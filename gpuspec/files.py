@@ -3,6 +3,7 @@ file beside the target, flushed, then renamed over it in one step), and JSON rea
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
@@ -51,11 +52,117 @@ def _umask() -> int:
     return current
 
 
-def read_json(path: str | Path, error: type[Exception]):
-    """The JSON in the file at `path`; `error` (with the file and the reason) if it cannot be read or parsed."""
+def json_bytes(data) -> bytes:
+    """`data` as readable UTF-8 JSON for a file read_json reads back alike: no NaN or Infinity (ValueError), and
+    text that is not Unicode (a path of undecodable bytes, held as surrogates) written as JSON escapes."""
+    return (json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8", "backslashreplace")
+
+
+# The most bytes read_json reads unless told otherwise: far more than any file gpuspec writes, far less than memory.
+JSON_LIMIT = 64 << 20
+# Digits past which an integer is not a count or a measurement (and Python would refuse to convert it anyway).
+_MOST_DIGITS = 400
+
+
+class BadNumber:
+    """A number JSON allows but a finite float cannot hold (NaN, Infinity, 1e999, 400 digits), kept as written so
+    that the check of the key it sits under can name it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text if len(self.text) <= 40 else f"{self.text[:20]}… ({len(self.text):,} characters)"
+
+
+class RepeatedKeys(dict):
+    """A JSON object in which a key appears more than once (JSON keeps the last; a reader sees the first):
+    `repeated` names them, for the check of that object to refuse."""
+
+    __slots__ = ("repeated",)
+
+
+def read_json(path: str | Path, error: type[Exception], limit: int = JSON_LIMIT, what: str = "a JSON file"):
+    """The JSON in the file at `path`; `error` (with the file and the reason) if it is not a regular file of at most
+    `limit` bytes of UTF-8 JSON (a byte-order mark is allowed). Numbers a float cannot hold come back as BadNumber
+    and objects with a key twice as RepeatedKeys, for the caller's check to name with their key."""
+    raw = _read_bounded(Path(path), error, limit, what)
+    if not raw.strip():
+        raise error(f"{path} is empty; {what} holds a JSON object")
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as problem:
-        raise error(f"cannot read {path}: {problem}") from None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as problem:
+        line = raw.count(b"\n", 0, problem.start) + 1
+        column = problem.start - (raw.rfind(b"\n", 0, problem.start) + 1) + 1
+        raise error(f"{path} is not UTF-8 text (line {line}, column {column}: byte "
+                    f"0x{raw[problem.start]:02x})") from None
+    try:
+        return json.loads(text, parse_constant=BadNumber, parse_float=_float, parse_int=_int,
+                          object_pairs_hook=_object)
     except json.JSONDecodeError as problem:
         raise error(f"{path} is not JSON (line {problem.lineno}, column {problem.colno}): {problem.msg}") from None
+    except RecursionError:
+        raise error(f"{path} nests lists or objects too deeply to be {what}") from None
+
+
+def _read_bounded(path: Path, error: type[Exception], limit: int, what: str) -> bytes:
+    """At most `limit` bytes of a regular file. Opened without blocking, so that a FIFO planted in its place is
+    refused rather than waited on; a device (a link to /dev/zero) is refused before a byte is read."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as problem:
+        raise error(f"cannot read {path}: {problem.strerror or problem}") from None
+    try:
+        mode = os.fstat(handle).st_mode
+        if stat.S_ISDIR(mode):
+            raise error(f"cannot read {path}: it is a folder; {what} is a file")
+        if not stat.S_ISREG(mode):
+            raise error(f"cannot read {path}: it is {_kind(mode)}, not a regular file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as problem:
+        raise error(f"cannot read {path}: {problem.strerror or problem}") from None
+    finally:
+        os.close(handle)
+    raw = b"".join(chunks)
+    if len(raw) > limit:
+        raise error(f"{path} is larger than {_size(limit)}, more than {what} holds; it was not read")
+    return raw
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count:,} bytes"
+
+
+def _float(text: str):
+    number = float(text)
+    return number if math.isfinite(number) else BadNumber(text)
+
+
+def _int(text: str):
+    return int(text) if len(text) <= _MOST_DIGITS else BadNumber(text)
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict:
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    repeated = RepeatedKeys(found)
+    seen: set[str] = set()
+    repeated.repeated = tuple(dict.fromkeys(key for key, _ in pairs if key in seen or seen.add(key)))
+    return repeated

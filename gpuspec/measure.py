@@ -5,7 +5,6 @@ Ctrl-C stops every harness still running and raises Interrupted with what had fi
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -202,8 +201,8 @@ def run(path: str, program: Program, options: Options, commit: str = "unknown",
         if not output.exists():
             return _failed(path, plans, _crash(returncode, stderr))
         try:
-            return results.from_report(json.loads(output.read_text(encoding="utf-8")), path)
-        except (json.JSONDecodeError, results.ResultsError) as error:
+            return results.read_report(output, path)
+        except results.ResultsError as error:
             return _failed(path, plans, f"the harness printed a report gpuspec cannot read: {error}")
 
 
@@ -265,4 +264,7 @@ def calibrate(out: str, options: Options) -> "object":
         if not output.exists():
             last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise RuntimeError(f"calibration failed: {last}")
-        return profiles.save(out, json.loads(output.read_text(encoding="utf-8")))
+        try:
+            return profiles.save(out, profiles.read_report(output))
+        except profiles.ProfileError as error:
+            raise RuntimeError(f"calibration wrote a report gpuspec cannot use: {error}") from None

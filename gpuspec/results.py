@@ -10,11 +10,12 @@ from pathlib import Path
 
 from attrs import field
 
-from gpuspec.files import read_json, write_atomically
+from gpuspec import schema
+from gpuspec.files import json_bytes, read_json, write_atomically
 from gpuspec.record import Record, record
 
-VERSION = 1
-STATUSES = ("ok", "wrong", "error")
+VERSION = schema.VERSION
+STATUSES = schema.STATUSES
 
 
 class ResultsError(ValueError):
@@ -40,64 +41,83 @@ class Measurement(Record):
 
 
 def from_report(report: dict, spec: str) -> list[Measurement]:
-    """The measurements in one harness program's JSON report. ResultsError if it is malformed."""
+    """The measurements in one harness program's JSON report. ResultsError, naming the key, if it is malformed or
+    holds numbers that are not finite or contradict each other (a broken GPU run). Reasons and statements too long
+    to keep are cut (a compiler's error text)."""
     if not isinstance(report, dict) or report.get("version") != VERSION:
         raise ResultsError("not a gpuspec harness report of version 1")
-    provenance = report.get("provenance")
-    if not isinstance(provenance, dict):
-        raise ResultsError("the report has no provenance")
-    found = []
-    for item in _list(report.get("workloads")):
-        try:
-            status = item["status"]
-            if status not in STATUSES:
-                raise ResultsError(f"unknown status {status!r}")
-            metrics = item.get("metrics", {}) if status == "ok" else {}
-            for name, summary in metrics.items():
-                if not isinstance(summary, dict) or not isinstance(summary.get("median"), (int, float)):
-                    raise ResultsError(f"metric {name!r} has no median")
-            found.append(Measurement(str(item["key"]), spec, int(item["line"]), str(item["statement"]), status,
-                                     item.get("reason"), metrics, provenance))
-        except (KeyError, TypeError, ValueError) as error:
-            raise ResultsError(f"a malformed workload in the report: {error}") from None
-    for item in _list(report.get("refused")):
-        found.append(Measurement(str(item.get("key")), spec, 0, "", "error", f"no harness: {item.get('reason')}",
-                                 {}, provenance))
+    report = {**report, **{part: _cut(report[part]) for part in ("workloads", "refused") if part in report}}
+    try:
+        schema.REPORT.check(report, "")
+    except schema.Invalid as problem:
+        raise ResultsError(f"in the report, {problem}") from None
+    provenance = dict(report["provenance"])
+    found = [_measurement(item, spec, provenance) for item in report.get("workloads", [])]
+    found += [Measurement(item["key"], spec, 0, "", "error", f"no harness: {item['reason']}", {}, provenance)
+              for item in report.get("refused", [])]
     return found
 
 
-def _list(value) -> list:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ResultsError("expected a list in the report")
-    return value
+def read_report(path: str | Path, spec: str) -> list[Measurement]:
+    """The measurements in the report a harness program wrote to `path`. ResultsError with the reason if it is
+    not a report gpuspec can use."""
+    return from_report(read_json(path, ResultsError, what="a harness report"), spec)
+
+
+def _measurement(item: dict, spec: str, provenance: dict) -> Measurement:
+    """A measurement the schema passed; timings only when it went well."""
+    metrics = {name: dict(summary) for name, summary in item.get("metrics", {}).items()} \
+        if item["status"] == "ok" else {}
+    return Measurement(item["key"], spec, item["line"], item["statement"], item["status"], item.get("reason"),
+                       metrics, provenance)
+
+
+# Text kept for people to read, and how much of it: longer is cut (with a note) rather than refused.
+_CUT = {"reason": schema.REASON_LONGEST, "statement": schema.STATEMENT_LONGEST}
+
+
+def _cut(items):
+    """`items` with each reason and statement that is text cut to what is kept; anything else as it was, for the
+    check to name."""
+    if not isinstance(items, list):
+        return items
+    return [{**item, **{name: schema.shortened(item[name], longest) for name, longest in _CUT.items()
+                        if isinstance(item.get(name), str)}} if isinstance(item, dict) else item for item in items]
 
 
 def save(path: str | Path, measurements: list[Measurement]) -> None:
-    """Write measurements as a results file: to a temporary file beside it, then renamed over it."""
+    """Write measurements as a results file: to a temporary file beside it, then renamed over it. Reasons and
+    statements too long to keep are cut; ResultsError (and nothing written) for a measurement `load` would refuse."""
     runs: dict[str, dict] = {}
     for m in measurements:
-        run = runs.setdefault(json.dumps(m.provenance, sort_keys=True) + m.spec,
+        try:
+            schema.PROVENANCE.check(m.provenance, "provenance")
+        except schema.Invalid as problem:
+            raise ResultsError(f"cannot save {path}: the measurement {schema.describe(m.key)}: {problem}") from None
+        run = runs.setdefault(json.dumps(m.provenance, sort_keys=True) + repr(m.spec),
                               {"spec": m.spec, "provenance": m.provenance, "measurements": []})
-        run["measurements"].append({"key": m.key, "line": m.line, "statement": m.statement, "status": m.status,
-                                    "reason": m.reason, "metrics": m.metrics})
-    text = json.dumps({"version": VERSION, "runs": list(runs.values())}, indent=1, ensure_ascii=False) + "\n"
-    write_atomically(path, text)
+        run["measurements"] += _cut([{"key": m.key, "line": m.line, "statement": m.statement, "status": m.status,
+                                      "reason": m.reason, "metrics": m.metrics}])
+    data = {"version": VERSION, "runs": list(runs.values())}
+    try:
+        schema.RESULTS.check(data, "")
+    except schema.Invalid as problem:
+        raise ResultsError(f"cannot save {path}: {problem}") from None
+    write_atomically(path, json_bytes(data))
 
 
 def load(path: str | Path) -> list[Measurement]:
-    """Every measurement in a results file. ResultsError (with the reason) if it is not one."""
-    data = read_json(path, ResultsError)
+    """Every measurement in a results file. ResultsError (naming the file, the key and what would be right) if it
+    is not one."""
+    data = read_json(path, ResultsError, what="a results file")
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("runs"), list):
         raise ResultsError(f"{path} is not a gpuspec results file of version {VERSION}")
-    found = []
-    for run in data["runs"]:
-        if not isinstance(run, dict):
-            raise ResultsError(f"{path}: a run is not an object")
-        report = {"version": VERSION, "provenance": run.get("provenance"), "workloads": run.get("measurements")}
-        found.extend(from_report(report, str(run.get("spec", ""))))
-    return found
+    try:
+        schema.RESULTS.check(data, "")
+    except schema.Invalid as problem:
+        raise ResultsError(f"{path}: {problem}") from None
+    return [_measurement(item, run["spec"], dict(run["provenance"]))
+            for run in data["runs"] for item in run["measurements"]]
 
 
 def by_key(measurements: list[Measurement]) -> dict[str, list[Measurement]]:

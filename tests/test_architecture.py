@@ -12,7 +12,7 @@ LAYERS = [
     {"nodes", "metrics", "devices", "models", "markdown"},
     {"parse", "parse_tables", "workloads", "program", "cache"},
     {"resolve", "model", "codegen", "domains"},
-    {"templating", "harness", "results", "calibrate"},
+    {"templating", "harness", "schema", "results", "calibrate"},
     {"sources", "measure", "mistakes"},
     {"check"},
     {"report", "pipeline"},
