@@ -90,6 +90,8 @@ class MeasuredView:
         return value
 
     def _timing(self, metric: str, name: str) -> Value | None:
+        # Every summary here was checked where it entered (gpuspec.schema): a finite median above zero, p10 and p90
+        # around it, and a part (busy_time, gpu_time) no more than timing noise above its whole.
         summary = self.measurement.metrics.get(metric)
         if summary is None:
             return None
@@ -127,7 +129,7 @@ class MeasuredView:
             idle = Value("idle_time", max(0.0, time.number - busy.number), TIME, "{0} - {1}", (time, busy))
             if name == "idle_time":
                 return idle
-            if name == "busy_share":
+            if name == "busy_share":  # timed apart, busy may come out a hair above the whole: a full share
                 return Value(name, min(1.0, busy.number / time.number), COUNT, "{0} / {1}", (busy, time), percent=True)
             if name == "idle_share":
                 return Value(name, idle.number / time.number, COUNT, "{0} / {1}", (idle, time), percent=True)
