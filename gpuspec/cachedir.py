@@ -18,9 +18,10 @@ import os
 import stat
 import time
 
-MAX_ENTRIES = 2000
+MAX_ENTRIES = 1000
 MAX_BYTES = 64 * 1024 * 1024
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
+TRIM_ONE_IN = 64  # looking over the whole folder costs milliseconds: one store in this many does it
 _STALE_PARTIAL_S = 3600  # a temp file this old was left by a writer that died
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -32,7 +33,7 @@ _SUPPORTED = bool(_O_NOFOLLOW and _O_DIRECTORY and hasattr(os, "geteuid")
                   and {os.open, os.unlink, os.rename, os.utime} <= os.supports_dir_fd  # os.replace goes with rename
                   and os.utime in os.supports_follow_symlinks and os.scandir in os.supports_fd)
 
-_trimmed: set[str] = set()  # the folders trimmed by this process
+_stores = [0]  # by this process
 
 
 def location() -> str | None:
@@ -170,13 +171,20 @@ def store(kind: str, material: bytes, value) -> None:
             except OSError:
                 pass
             return
-        if folder.path not in _trimmed:
-            _trimmed.add(folder.path)
+        if _trim_due():
             _trim(folder)
 
 
+def _trim_due() -> bool:
+    """Every TRIM_ONE_IN-th store of a process, and one in TRIM_ONE_IN at random (so that many short runs, each
+    storing an entry or two, keep the folder in bounds too)."""
+    _stores[0] += 1
+    return _stores[0] % TRIM_ONE_IN == 0 or os.urandom(1)[0] < 256 // TRIM_ONE_IN
+
+
 def _trim(folder: _Folder) -> None:
-    """Remove temp files dead writers left, then the least recently used entries beyond the limits."""
+    """Remove temp files dead writers left, then the least recently used entries beyond the limits, down to nine
+    tenths of them (so that the next trims find nothing to do for a while)."""
     entries, total, now = [], 0, time.time()
     try:
         with os.scandir(folder.fd) as listing:
@@ -190,12 +198,12 @@ def _trim(folder: _Folder) -> None:
                     continue
                 entries.append((info.st_mtime_ns, entry.name, info.st_size))
                 total += info.st_size
+        if len(entries) <= MAX_ENTRIES and total <= MAX_BYTES:
+            return
         entries.sort()
-        for _, name, size in entries[:max(0, len(entries) - MAX_ENTRIES)]:
-            os.unlink(name, dir_fd=folder.fd)
-            total -= size
-        for _, name, size in entries[max(0, len(entries) - MAX_ENTRIES):]:
-            if total <= MAX_BYTES:
+        keep_entries, keep_bytes = MAX_ENTRIES * 9 // 10, MAX_BYTES * 9 // 10
+        for count, (_, name, size) in zip(range(len(entries), 0, -1), entries):
+            if count <= keep_entries and total <= keep_bytes:
                 break
             os.unlink(name, dir_fd=folder.fd)
             total -= size

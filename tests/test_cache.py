@@ -161,8 +161,8 @@ def test_the_key_covers_every_gpuspec_module_the_parser_imports():
 
 def test_the_folder_is_kept_within_its_limits_least_recently_used_first(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(cachedir, "MAX_ENTRIES", 3)
-    monkeypatch.setattr(cachedir, "_trimmed", {str(tmp_path / "gpuspec")})  # no trim while filling
+    monkeypatch.setattr(cachedir, "MAX_ENTRIES", 4)  # trimmed to 3 when over
+    monkeypatch.setattr(cachedir, "_trim_due", lambda: False)  # no trim while filling
     sources = [SpecText(f"s{i}.gpu", f"x{i} = {i} B\n") for i in range(5)]
     for i, source in enumerate(sources[:4]):
         before = set(entries())
@@ -173,8 +173,8 @@ def test_the_folder_is_kept_within_its_limits_least_recently_used_first(tmp_path
     dead = tmp_path / "gpuspec" / ".spec-left-by-a-killed-writer.json.0123.tmp"
     dead.write_bytes(b"")
     os.utime(dead, (time.time() - 7200, time.time() - 7200))
-    monkeypatch.setattr(cachedir, "_trimmed", set())
-    cache.store(sources[4], parse(sources[4]))  # the fifth entry: this process's first trim runs
+    monkeypatch.setattr(cachedir, "_trim_due", lambda: True)
+    cache.store(sources[4], parse(sources[4]))  # the fifth entry, and a trim
     assert len(entries()) == 3
     assert not dead.exists()
     kept = [source.path for source in sources if cache.load(source) is not None]
@@ -183,16 +183,23 @@ def test_the_folder_is_kept_within_its_limits_least_recently_used_first(tmp_path
 
 def test_the_folder_is_kept_within_its_size_in_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(cachedir, "_trimmed", set())
+    monkeypatch.setattr(cachedir, "_trim_due", lambda: True)
     source = SpecText("big.gpu", SPEC)
     cache.store(source, parse(source))
     size = entries()[0].stat().st_size
     monkeypatch.setattr(cachedir, "MAX_BYTES", size * 2)
     for i in range(4):
-        monkeypatch.setattr(cachedir, "_trimmed", set())
         other = SpecText(f"big{i}.gpu", SPEC)
         cache.store(other, parse(other))
     assert sum(entry.stat().st_size for entry in entries()) <= size * 2
+    assert len(entries()) == 1  # down to nine tenths: room for one
+
+
+def test_one_store_in_so_many_trims_the_folder(monkeypatch):
+    monkeypatch.setattr(cachedir, "_stores", [0])
+    due = [cachedir._trim_due() for _ in range(cachedir.TRIM_ONE_IN * 40)]
+    assert all(due[cachedir.TRIM_ONE_IN - 1::cachedir.TRIM_ONE_IN])  # every so many stores of a process
+    assert 40 < sum(due) < 200  # and by chance about as often again, so that short runs trim too
 
 
 def test_the_catalog_cache_is_keyed_by_the_text_not_its_size_or_time(tmp_path, monkeypatch):
