@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from pathlib import Path
 
 from gpuspec import model
@@ -78,19 +79,44 @@ def read(path: str | Path) -> SpecText:
     Raises SpecError if it cannot be read as text."""
     try:
         if str(path) == "-":
-            return _stdin()
-        source = read_spec(path)
-        if Path(path).suffix in MARKDOWN_SUFFIXES:
-            from gpuspec import markdown
+            source = _stdin()
+        else:
+            source = read_spec(path)
+            if Path(path).suffix in MARKDOWN_SUFFIXES:
+                from gpuspec import markdown
 
-            return markdown.extract(source.path, source.text)
-        return source
+                source = markdown.extract(source.path, source.text)
     except UnreadableText as error:
         span = Span(error.path, error.line, error.column, error.line, error.column + 1)
         raise SpecError([Diagnostic("unreadable", error.reason, span)]) from None
     except OSError as error:
         span = Span(str(path), 1, 1, 1, 1)
         raise SpecError([Diagnostic("unreadable", f"cannot read the file: {error.strerror or error}", span)]) from None
+    separators = _line_separators(source)
+    if separators:
+        raise SpecError(separators)
+    return source
+
+
+# Characters some editors and viewers show as a line break, and spec text does not: `# note<U+2028>device A100`
+# would look like two lines and be one comment. Refused in spec text (Markdown prose may hold them).
+_SEPARATORS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _line_separators(source: SpecText) -> list[Diagnostic]:
+    if not _SEPARATORS.search(source.text):
+        return []
+    found = []
+    shift = source.column_offsets or {}
+    for index, line in enumerate(source.text.split("\n")):
+        for match in _SEPARATORS.finditer(line):
+            number = index + 1 + source.line_offset
+            column = match.start() + 1 + shift.get(index + 1, 0)
+            found.append(Diagnostic(
+                "line-separator", f"`{escaped(match.group())}` is not a line break here, though some editors show one",
+                Span(source.path, number, column, number, column + 1),
+                "write a plain line break (or a space) instead"))
+    return found
 
 
 def load(path: str | Path) -> tuple[SpecText, Program]:

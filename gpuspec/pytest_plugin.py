@@ -26,7 +26,7 @@ def pytest_collect_file(parent, file_path: Path):
         from gpuspec.text import read_leniently
 
         try:
-            if markdown.has_blocks(read_leniently(file_path)):
+            if markdown.mentions_gpu(read_leniently(file_path)):  # near misses too, for their warnings
                 return SpecFile.from_parent(parent, path=file_path)
         except OSError:
             return None
@@ -54,6 +54,8 @@ class SpecFile(pytest.File):
             yield InvalidSpec.from_parent(self, name="errors", diagnostics=error.diagnostics,
                                           text=_read(self.path))
             return
+        for warning in source.warnings:  # a block that was nearly a gpu block: said, with the fix
+            self.warn(pytest.PytestWarning(f"{warning.span}: {warning.message}; {warning.help}"))
         verdicts, errors = check(program)
         if errors:
             yield InvalidSpec.from_parent(self, name="errors", diagnostics=errors, text=text)

@@ -583,3 +583,20 @@ def test_a_real_block_beside_a_near_miss_is_checked_and_the_near_miss_warned(tmp
     report = check(tmp_path, document)
     assert [v.status for v in report.verdicts] == ["pass"]
     assert [(w.span.line, w.span.column) for w in report.warnings] == [(2, 1)]
+
+
+def test_the_pytest_plugin_warns_of_near_misses_with_the_fix(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "doc.md").write_text("# T\n\n```GPU\ndevice H100-SXM\n```\n\n```gpu\ndevice H100-SXM\n"
+                                     "device.sms = 132\n```\n", encoding="utf-8")
+    (tmp_path / "only.md").write_text("# Only a near miss\n\n<!-- GPU device H100-SXM -->\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                             "--gpuspec-markdown", "doc.md", "only.md"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed, 2 warnings" in result.stdout
+    assert "doc.md:3:4: ```GPU is not a gpu block: the fence's language is lowercase `gpu`; write ```gpu" \
+        in result.stdout
+    assert "only.md:3:1: `<!-- GPU` is not a hidden gpu block" in result.stdout

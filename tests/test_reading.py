@@ -270,3 +270,25 @@ def test_reading_a_markdown_file_returns_the_document_and_its_warnings(tmp_path)
     assert source.document == "# T\n\n```GPU\ndevice H100-SXM\n```\n"
     [warning] = source.warnings
     assert (warning.code, warning.span.line, warning.span.column) == ("near-miss", 3, 4)
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1e"])
+def test_a_character_some_editors_show_as_a_line_break_is_refused_in_spec_text(tmp_path, char):
+    # `# note<U+2028>device A100-80GB` looks like two lines in some editors and is one comment: refused, located.
+    path = tmp_path / "a.gpu"
+    path.write_text(f"device H100-SXM\n# note{char}device A100-80GB\n" + ON_A100, encoding="utf-8")
+    report = run_check([str(path)])
+    [error] = report.diagnostics
+    assert (error.code, error.span.line, error.span.column) == ("line-separator", 2, 7)
+    assert escaped(char) in error.message and not report.verdicts
+
+
+def test_such_a_character_in_markdown_prose_is_fine_and_in_a_block_is_located_in_the_document(tmp_path):
+    path = tmp_path / "doc.md"
+    path.write_text("Prose\u2028with a separator.\n\n- item\n\n  ```gpu\n  device H100-SXM  # a\u2028b\n  ```\n",
+                    encoding="utf-8")
+    [error] = run_check([str(path)]).diagnostics
+    assert (error.code, error.span.line, error.span.column) == ("line-separator", 6, 23)
+    path.write_text("Prose\u2028with a separator.\n\n```gpu\ndevice H100-SXM\ndevice.sms = 132\n```\n", encoding="utf-8")
+    report = run_check([str(path)])
+    assert not report.diagnostics and [v.status for v in report.verdicts] == ["pass"]
