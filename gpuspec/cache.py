@@ -2,13 +2,15 @@
 
 Entries live in the per-user cache folder (cachedir) as plain JSON: each node is a list of its class's name and its
 fields, each span the six numbers after its file. An entry is found by a hash of the spec's path and text and of
-everything that shapes its nodes (gpuspec's version, the grammar, the parser tables, the installed Lark, the code of
-parse.py and of the modules it builds nodes with, and this module's), and it is checked field by field against the
-node classes as it is read back: only those classes, each field of its declared type. Anything else, and any
-problem reading or writing, just means the spec is parsed. GPUSPEC_NO_CACHE=1 turns the cache off.
+everything that shapes its nodes (gpuspec's version, the grammar, the installed Lark, the code of parse.py and of
+the modules it builds nodes with, and this module's), and it is checked field by field against the node classes as
+it is read back: only those classes, each field of its declared type. Anything else, and any problem reading or
+writing, just means the spec is parsed. GPUSPEC_NO_CACHE=1 turns the cache off.
 """
 from __future__ import annotations
 
+import builtins
+import operator
 import os
 import types
 import typing
@@ -22,8 +24,9 @@ from gpuspec.text import Span
 
 _KIND = "spec"
 # The code a parse's nodes depend on besides the text: parse.py and what it builds nodes from (a development
-# checkout changes these without a new version), the generated tables, and this module's encoding.
-_CODE = ("parse.py", "parse_tables.py", "nodes.py", "text.py", "record.py", "diagnostics.py", "resources.py",
+# checkout changes these without a new version), and this module's encoding. The parser tables are made from the
+# grammar by the installed Lark, and both are in the key.
+_CODE = ("parse.py", "nodes.py", "text.py", "record.py", "diagnostics.py", "resources.py",
          "cache.py")
 
 
@@ -107,6 +110,7 @@ def _encode(value, path: str):
 _NODE_CLASSES = {name: cls for name, cls in vars(nodes).items()
                  if isinstance(cls, type) and cls.__module__ == nodes.__name__ and attrs.has(cls)}
 _DECODERS: dict = {}
+_SPAN_FIELDS = (int,) * 6
 
 
 def _decoder(tp):
@@ -118,18 +122,37 @@ def _decoder(tp):
     return found
 
 
+_RESOLVED: dict[str, object] = {}
+
+
 def _resolve(tp):
-    """An annotation (nodes.py writes them as text) as a type."""
+    """An annotation (nodes.py writes them as text) as a type: a name is looked up, anything else evaluated."""
     while isinstance(tp, str):
-        tp = eval(tp, vars(nodes))  # an annotation in nodes.py's own source, never data
+        found = _RESOLVED.get(tp)
+        if found is None:
+            if tp.isidentifier():
+                found = getattr(nodes, tp, None) or getattr(builtins, tp, None)
+                if found is None:
+                    raise TypeError(f"nodes.py's annotation {tp!r} names nothing")
+            else:
+                found = eval(tp, vars(nodes))  # an annotation in nodes.py's own source, never data
+            _RESOLVED[tp] = found
+        tp = found
     return tp
+
+
+def _span(value, path):
+    # Spans are the most numerous thing in an entry: checked in one step.
+    if value.__class__ is not list or len(value) != 6 or tuple(map(type, value)) != _SPAN_FIELDS:
+        raise _Invalid("expected a span")
+    return Span(path, *value)
 
 
 def _build(tp):
     tp = _resolve(tp)
     if tp in (str, int, bool):
         def primitive(value, path):
-            if type(value) is not tp:
+            if value.__class__ is not tp:
                 raise _Invalid(f"expected {tp.__name__}")
             return value
         return primitive
@@ -139,15 +162,7 @@ def _build(tp):
                 raise _Invalid("expected null")
         return none
     if tp is Span:
-        def span(value, path):
-            if type(value) is not list or len(value) != 6:
-                raise _Invalid("expected a span")
-            line, column, end_line, end_column, start, end = value
-            if not (type(line) is type(column) is type(end_line) is type(end_column) is type(start) is type(end)
-                    is int):
-                raise _Invalid("expected a span")
-            return Span(path, line, column, end_line, end_column, start, end)
-        return span
+        return _span
     origin, args = typing.get_origin(tp), [_resolve(a) for a in typing.get_args(tp)]
     if origin in (typing.Union, types.UnionType):
         return _union(args)
@@ -156,14 +171,14 @@ def _build(tp):
             item = _decoder(args[0])
 
             def items(value, path):
-                if type(value) is not list:
+                if value.__class__ is not list:
                     raise _Invalid("expected a list")
                 return tuple([item(v, path) for v in value])
             return items
         parts = [_decoder(a) for a in args]
 
         def fixed(value, path):
-            if type(value) is not list or len(value) != len(parts):
+            if value.__class__ is not list or len(value) != len(parts):
                 raise _Invalid(f"expected {len(parts)} items")
             return tuple([part(v, path) for part, v in zip(parts, value)])
         return fixed
@@ -205,27 +220,49 @@ class _Makers(dict):
     """Class name -> a function that decodes a node of that class: [name, field, ...] -> the node."""
 
     def __missing__(self, name: str):
-        cls = _NODE_CLASSES[name]
-        fields = attrs.fields(cls)
-        self[name] = _make_node(cls, fields, [_decoder(field.type) for field in fields])
+        self[name] = _make_node(_NODE_CLASSES[name])
         return self[name]
 
 
-def _make_node(cls, fields, decoders):
-    name, width = cls.__name__, len(fields) + 1
+def _make_node(cls):
+    """The decoder of one node class. Fields of a plain type (str, int, bool) are checked together, in one step;
+    the others, and the span (the one keyword-only field, last), each by its own decoder."""
+    name, fields = cls.__name__, attrs.fields(cls)
     keywords = [field.name for field in fields if field.kw_only]
     if keywords not in ([], ["span"]) or (keywords and fields[-1].name != "span"):
         raise TypeError(f"{name}: the parse cache expects a keyword-only span as the last field, if any")
+    positional = fields[:-1] if keywords else fields
+    kinds = [_resolve(field.type) for field in positional]
+    plain = [i + 1 for i, kind in enumerate(kinds) if kind in (str, int, bool)]
+    plain_types = tuple(kinds[i - 1] for i in plain)
+    picked = _plain_items(plain)
+    nested = [(i + 1, _decoder(kind)) for i, kind in enumerate(kinds) if kind not in (str, int, bool)]
+    span = _decoder(fields[-1].type) if keywords else None
+    width = len(fields) + 1
 
     def make(value, path):
-        if type(value) is not list or len(value) != width or value[0] != name:
+        if value.__class__ is not list or len(value) != width or value[0] != name:
             raise _Invalid(f"expected a {name} node")
-        items = [decode(item, path) for decode, item in zip(decoders, value[1:])]
+        if tuple(map(type, picked(value))) != plain_types:
+            raise _Invalid(f"a field of {name} of the wrong type")
+        items = value[1:len(positional) + 1]
+        for i, decode in nested:
+            items[i - 1] = decode(value[i], path)
         try:
-            return cls(*items[:-1], span=items[-1]) if keywords else cls(*items)
+            return cls(*items, span=span(value[-1], path)) if span else cls(*items)
         except (TypeError, ValueError) as error:
             raise _Invalid(str(error)) from None
     return make
+
+
+def _plain_items(indexes: list[int]):
+    """A function that picks the items at `indexes` of a list, as a tuple."""
+    if not indexes:
+        return lambda value: ()
+    if len(indexes) == 1:
+        index = indexes[0]
+        return lambda value: (value[index],)
+    return operator.itemgetter(*indexes)
 
 
 _MAKERS = _Makers()

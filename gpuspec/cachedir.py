@@ -6,7 +6,7 @@ this user's, so nothing another user planted is ever read; every file is opened 
 following links, and written to a new file (O_EXCL) that is then renamed over the entry. Entry names are hashes of
 everything that shapes the entry, and of the folder's identity: an entry copied in from elsewhere (a cache folder
 committed to a repository, a restored CI cache) is never found. The folder is kept under MAX_ENTRIES and MAX_BYTES,
-the least recently used entries going first. Every problem means a miss: callers then work from the source.
+the oldest entries going first. Every problem means a miss: callers then work from the source.
 
 Callers validate what they load: a JSON value is data, never code, but it may still be wrong.
 """
@@ -30,8 +30,8 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at an entry's name must not block the open
 # Without these the checks above cannot be made safely (Windows): no cache there.
 _SUPPORTED = bool(_O_NOFOLLOW and _O_DIRECTORY and hasattr(os, "geteuid")
-                  and {os.open, os.unlink, os.rename, os.utime} <= os.supports_dir_fd  # os.replace goes with rename
-                  and os.utime in os.supports_follow_symlinks and os.scandir in os.supports_fd)
+                  and {os.open, os.unlink, os.rename} <= os.supports_dir_fd  # os.replace goes with rename
+                  and os.scandir in os.supports_fd)
 
 _stores = [0]  # by this process
 
@@ -48,40 +48,44 @@ def location() -> str | None:
 
 
 class _Folder:
-    """The open cache folder, once it has passed the checks; use with `with`."""
+    """The cache folder, open: its descriptor (every file is opened relative to it) and its identity."""
 
-    def __init__(self, fd: int, identity: str, path: str):
-        self.fd, self.identity, self.path = fd, identity, path
+    def __init__(self, fd: int, identity: str):
+        self.fd, self.identity = fd, identity
 
-    def __enter__(self) -> _Folder:
-        return self
 
-    def __exit__(self, *exc) -> None:
-        os.close(self.fd)
+_opened: dict[str, _Folder] = {}  # location -> the folder as this process opened it
 
 
 def _open() -> _Folder | None:
+    """The folder, if it passes the checks (again at every use: its owner or mode may have changed since)."""
     if not _SUPPORTED:
         return None
     path = location()
     if path is None:
         return None
-    try:
+    folder = _opened.get(path)
+    if folder is None:
         try:
-            os.mkdir(path, 0o700)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-        fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+            try:
+                os.mkdir(path, 0o700)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+        except OSError:
+            return None
+        info = os.fstat(fd)
+        folder = _opened[path] = _Folder(fd, f"{info.st_dev}:{info.st_ino}")
+    try:
+        info = os.fstat(folder.fd)
     except OSError:
         return None
-    info = os.fstat(fd)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        os.close(fd)  # not ours alone: someone else could have written what is in it
-        return None
-    return _Folder(fd, f"{info.st_dev}:{info.st_ino}", path)
+        return None  # not ours alone: someone else could have written what is in it
+    return folder
 
 
 def key(*parts: str | bytes) -> bytes:
@@ -104,34 +108,28 @@ def load(kind: str, material: bytes):
     folder = _open()
     if folder is None:
         return None
-    with folder:
-        name = _name(folder, kind, material)
-        try:
-            fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK, dir_fd=folder.fd)
-        except OSError:
+    try:
+        fd = os.open(_name(folder, kind, material), os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK,
+                     dir_fd=folder.fd)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1
+                or info.st_size > MAX_ENTRY_BYTES):
             return None
-        try:
-            info = os.fstat(fd)
-            if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1
-                    or info.st_size > MAX_ENTRY_BYTES):
-                return None
-            chunks, size = [], 0
-            while size <= info.st_size:
-                chunk = os.read(fd, info.st_size + 1 - size)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            value = json.loads(b"".join(chunks), parse_constant=_refuse)  # never written: NaN, Infinity
-        except (OSError, ValueError, RecursionError):
-            return None
-        finally:
-            os.close(fd)
-        try:  # used: it is evicted last
-            os.utime(name, dir_fd=folder.fd, follow_symlinks=False)
-        except OSError:
-            pass
-        return value
+        chunks, size = [], 0
+        while size <= info.st_size:
+            chunk = os.read(fd, info.st_size + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return json.loads(b"".join(chunks), parse_constant=_refuse)  # never written: NaN, Infinity
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def _refuse(constant: str):
@@ -143,36 +141,35 @@ def store(kind: str, material: bytes, value) -> None:
     folder = _open()
     if folder is None:
         return
-    with folder:
+    try:
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, RecursionError):
+        return
+    if len(data) > MAX_ENTRY_BYTES:
+        return
+    name = _name(folder, kind, material)
+    partial = f".{name}.{os.urandom(8).hex()}.tmp"
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600,
+                     dir_fd=folder.fd)
+    except OSError:
+        return
+    try:
         try:
-            data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        except (TypeError, ValueError, RecursionError):
-            return
-        if len(data) > MAX_ENTRY_BYTES:
-            return
-        name = _name(folder, kind, material)
-        partial = f".{name}.{os.urandom(8).hex()}.tmp"
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(partial, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
+    except OSError:  # a full disk, a folder in the way: leave nothing behind
         try:
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600,
-                         dir_fd=folder.fd)
+            os.unlink(partial, dir_fd=folder.fd)
         except OSError:
-            return
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            os.replace(partial, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
-        except OSError:  # a full disk, a folder in the way: leave nothing behind
-            try:
-                os.unlink(partial, dir_fd=folder.fd)
-            except OSError:
-                pass
-            return
-        if _trim_due():
-            _trim(folder)
+            pass
+        return
+    if _trim_due():
+        _trim(folder)
 
 
 def _trim_due() -> bool:
@@ -183,8 +180,8 @@ def _trim_due() -> bool:
 
 
 def _trim(folder: _Folder) -> None:
-    """Remove temp files dead writers left, then the least recently used entries beyond the limits, down to nine
-    tenths of them (so that the next trims find nothing to do for a while)."""
+    """Remove temp files dead writers left, then the oldest entries beyond the limits, down to nine tenths of them
+    (so that the next trims find nothing to do for a while)."""
     entries, total, now = [], 0, time.time()
     try:
         with os.scandir(folder.fd) as listing:

@@ -39,10 +39,18 @@ def catalog_data(name: str) -> dict:
     return data
 
 
+_LEAVES = frozenset((str, int, float, bool))
+
+
 def _plain(value, depth: int = 0) -> bool:
     """Whether `value` is made only of what TOML parses to (no JSON null), and not absurdly deep."""
-    if type(value) is dict:
-        return depth < 32 and all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
-    if type(value) is list:
-        return depth < 32 and all(_plain(v, depth + 1) for v in value)
-    return type(value) in (str, int, float, bool)
+    if value.__class__ is dict:
+        if not all(key.__class__ is str for key in value):
+            return False
+        value = value.values()
+    elif value.__class__ is not list:
+        return value.__class__ in _LEAVES
+    if depth >= 32:
+        return False
+    # Most items are leaves: looked at here, without a call each.
+    return all(item.__class__ in _LEAVES or _plain(item, depth + 1) for item in value)
