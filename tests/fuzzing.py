@@ -1,8 +1,9 @@
 """What the fuzz tests and `benchmarks/fuzz.py` share: strategies that grow specs and mutate real ones, and the
 property every input must have.
 
-The property: `gpuspec check` ends every input in a result (exit 0 or 1, no error) or in its own error with a
-location (exit 2); never another exception, never a hang, and the same output when run twice.
+The property: `gpuspec check` ends every input in a result (exit 0 or 1, no error; 5, saying so, when no claim
+was checked) or in its own error with a location (exit 2); never another exception, never a hang, and the same
+output when run twice.
 
 `valid_specs` grows specs from the language's pieces (devices, tensors, workloads of every kind, claims with
 units, blocks, quotes, settings), so that most of them are valid and the check path (resolve, model, claims)
@@ -130,6 +131,8 @@ def problem(data: bytes, folder: Path, format: str = "text", outcomes: dict | No
         outcomes[code] = outcomes.get(code, 0) + 1
     if "Traceback" in out + err:
         return "a traceback was printed:\n" + (out + err)[-3000:]
+    if code == 3:  # main caught an exception: GPUSPEC_DEBUG=1 shows its traceback
+        return "an internal error (exit 3):\n" + err[-3000:]
     wrong = _shape_problem(code, out, str(path), format)
     if wrong:
         return wrong
@@ -141,8 +144,10 @@ def problem(data: bytes, folder: Path, format: str = "text", outcomes: dict | No
 
 
 def _shape_problem(code: int, out: str, path: str, format: str) -> str | None:
-    if code not in (0, 1, 2):
+    if code not in (0, 1, 2, 5):
         return f"exit code {code}"
+    if code == 5 and "nothing checked: " not in out.lower() and format in ("text", "markdown", "github"):
+        return f"exit 5 without saying that nothing was checked:\n{out[-2000:]}"
     if format == "text":
         errors = list(ERROR_LINE.finditer(out))
         if code == 2:

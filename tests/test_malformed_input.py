@@ -463,9 +463,9 @@ def test_the_bases_of_the_mutations_are_valid(tmp_path, capsys):
 def test_a_spec_without_claims_is_valid(content, tmp_path, capsys):
     path = tmp_path / "empty.gpu"
     path.write_bytes(content)
-    code, out, err = _check(path, capsys)
-    assert code == 0 and "Traceback" not in out + err and "error[" not in out
-    assert "no claims found" in out and out.splitlines()[-1] == "0 passed, 0 failed"
+    code, out, err = _check(path, capsys)  # valid, but it checks nothing: exit 5, not 0 and not an error
+    assert code == 5 and "Traceback" not in out + err and "error[" not in out
+    assert f"nothing checked: no claims in {path}" in out and out.splitlines()[-1] == "0 passed, 0 failed"
     code, out, err = _check(path, capsys, "--format", "json")
     report = json.loads(out)
-    assert code == 0 and report["errors"] == [] and report["results"] == []
+    assert code == 5 and report["errors"] == [] and report["results"] == []
