@@ -43,8 +43,9 @@ CASES = {
     "a-power-that-overflows": (H100 + "q = 10 ^ 400\n", 2, 5, "bad-arithmetic", "10^400", None),
     "huge-batch": (H100 + "d = decode llama2-7b, batch 1e300\nd.time > 1 s\n", 3, 1, "not-finite", "infinite",
                    "batch = 1.000e300"),
-    "huge-launch-cost": ("device H100-SXM with launch_cost = 1e305 s\nd = decode llama2-7b, batch 1\nd.time > 1 s\n",
-                         3, 1, "not-finite", "overflows", "launch_cost = 1.00e305 s (set in the spec)"),
+    "huge-launch-cost": ("device H100-SXM with launch_cost = 1e306 s\nd = decode llama2-7b, batch 1\nd.time > 1 s\n",
+                         3, 1, "not-finite", "the launch queue overflows: 480 launches at 1.00e306 s each",
+                         "launch_cost = 1.00e306 s (set in the spec)"),
     "huge-params": (H100 + "model m from llama2-7b with params = 1e308\nd = decode m, batch 1\nd.time > 1 s\n", 4, 1,
                     "not-finite", "`weight_bytes` is infinite", "params = 1.000e308 (set in the spec)"),
     "huge-prefill": (H100 + "p = prefill llama2-7b, batch 1e300, prompt 2048\np.time > 1 s\n", 3, 1, "not-finite",
@@ -158,6 +159,12 @@ def test_a_prefill_has_a_compute_bound_batch_where_its_bound_says_so():
     report = run(H100 + "p = prefill llama2-7b, batch 1, prompt 2048\np.compute_bound_batch = 1\np is compute-bound\n")
     assert not report.diagnostics
     assert [v.status for v in report.verdicts] == ["pass", "pass"]
+
+
+def test_a_huge_launch_cost_that_stays_finite_gives_a_finite_verdict():
+    report = run("device H100-SXM with launch_cost = 1e305 s\nd = decode llama2-7b, batch 1\nd.time > 1 s\n")
+    [verdict] = report.verdicts
+    assert verdict.status == "pass" and verdict.actual.number == pytest.approx(480 * 1e305)
 
 
 def test_a_tiny_bandwidth_that_stays_finite_gives_a_finite_verdict():

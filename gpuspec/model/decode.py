@@ -24,7 +24,7 @@ import math
 from gpuspec import units
 from gpuspec.model import launches
 from gpuspec.model.estimate import Estimate, ModelError, NoValue
-from gpuspec.model.values import Value, choice, given, product, quotient, renamed, total
+from gpuspec.model.values import NotFinite, Value, choice, given, product, quotient, renamed, total
 from gpuspec.workloads import DTYPES
 
 COUNT, TIME, BYTES, FLOPS = units.COUNT, units.TIME, units.BYTES, units.FLOPS
@@ -207,11 +207,18 @@ def _timeline(e: Estimate) -> launches.Timeline:
     if cached is None:
         layers = int(_m(e, "layers").number)
         w = e.workload
-        if w.graph:
-            cached = launches.run(_kernel_pattern(e), layers, 0.0, w.sample_window,
-                                  e.fact("graph_launch_cost").number, e.fact("graph_node_cost").number)
-        else:
-            cached = launches.run(_kernel_pattern(e), layers, e.fact("launch_cost").number, w.sample_window)
+        pattern = _kernel_pattern(e)
+        try:
+            if w.graph:
+                cached = launches.run(pattern, layers, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
+                                      e.fact("graph_node_cost").number)
+            else:
+                cached = launches.run(pattern, layers, e.fact("launch_cost").number, w.sample_window)
+        except OverflowError:  # its end lies beyond the largest float: say so, with the inputs that put it there
+            cost = e["launch_cost"]
+            raise NotFinite(f"the launch queue overflows: {e['launches'].format()} launches at {cost.format()} each, "
+                            f"{units.format_si(sum(t * n for t, n in pattern) * layers, TIME)} of GPU work",
+                            (e["launches"], cost, e.fact("hbm_bandwidth"), e.fact("kernel_floor"))) from None
         e._timeline = cached  # type: ignore[attr-defined]
     return cached
 
