@@ -46,6 +46,9 @@ CASES = {
     "huge-launch-cost": ("device H100-SXM with launch_cost = 1e306 s\nd = decode llama2-7b, batch 1\nd.time > 1 s\n",
                          3, 1, "not-finite", "the launch queue overflows: 480 launches at 1.00e306 s each",
                          "launch_cost = 1.00e306 s (set in the spec)"),
+    "stream-with-a-huge-launch-cost": ("device H100-SXM with launch_cost = 1e306 s\nk = x*2 on 4096² bf16\n"
+                                       "1000 launches of k is time > 1 s\n", 3, 23, "not-finite", "`time` cannot be",
+                                       "launch_cost = 1.00e306 s (set in the spec)"),
     "huge-params": (H100 + "model m from llama2-7b with params = 1e308\nd = decode m, batch 1\nd.time > 1 s\n", 4, 1,
                     "not-finite", "`weight_bytes` is infinite", "params = 1.000e308 (set in the spec)"),
     "huge-prefill": (H100 + "p = prefill llama2-7b, batch 1e300, prompt 2048\np.time > 1 s\n", 3, 1, "not-finite",
