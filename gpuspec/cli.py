@@ -3,12 +3,23 @@ come from the Report (their table is report.EXIT_CODES)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 
 from gpuspec import __version__
 from gpuspec.diagnostics import Diagnostic, SpecError
-from gpuspec.report import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NOTHING, EXIT_OK
+from gpuspec.report import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_NOTHING,
+    EXIT_OK,
+    EXIT_TERMINATED,
+)
 from gpuspec.report.safe import shown_line
 
 DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
@@ -21,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_INVALID
     _never_fail_to_encode()
+    with _sigterm_as_ctrl_c() as terminated:
+        code = _run(args)
+    return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
+
+
+def _run(args) -> int:
     try:
         return args.run(args)
     except KeyboardInterrupt:
@@ -30,6 +47,28 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except Exception as error:  # a bug: never exit 1 (a failing claim) nor show a traceback unasked
         return _internal_error(error)
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c():
+    """SIGTERM (a CI job cancelled, `kill`) stops gpuspec as Ctrl-C does: harnesses stopped, temporary files
+    removed, what finished reported. Yields a list that holds the signal once one came; a second SIGTERM is
+    ignored while the first one's clean-up runs. Only the main thread can set a signal handler."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def stop(signum, frame):
+        received.append(signum)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _internal_error(error: Exception) -> int:

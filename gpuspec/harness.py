@@ -172,6 +172,8 @@ def _elementwise(workload: Elementwise, key: str) -> dict:
     tensors = _inputs(root)
     small_out = _small(out_shape)
     names = {t: codegen.identifier(f"t_{t.name}") for t in tensors}
+    torch_expr = _shallow(codegen.torch_expression(root, names))
+    triton_expr = _shallow(codegen.triton_expression(root, names))
     out_dtype = result_dtype(root) or "fp32"
     try:  # values in every function's domain: x ^ 0.5 of a negative x is NaN, however right the kernel
         ranges = domains.input_ranges(root, {t.dtype for t in tensors} | {out_dtype})
@@ -204,8 +206,7 @@ def _elementwise(workload: Elementwise, key: str) -> dict:
         "block": codegen.literal(block),  # Triton wants a power of two
         "wide": largest + block > INT32_MAX,  # offsets past int32, up to a block beyond the last element
         "num_warps": codegen.literal(1 << min(5, max(0, (workload.threads_per_block // 32 - 1).bit_length()))),
-        "torch_expr": _shallow(codegen.torch_expression(root, names)),
-        "triton_expr": _shallow(codegen.triton_expression(root, names)),
+        "torch_expr": torch_expr, "triton_expr": triton_expr,
         # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
         "rtol": codegen.literal(0.02 if loose else 1e-4),
         "atol": codegen.literal(0.02 if loose else 1e-5),

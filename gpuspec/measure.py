@@ -6,6 +6,7 @@ Ctrl-C stops every harness still running and raises Interrupted with what had fi
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 from attrs import field
 
 from gpuspec import harness, results
+from gpuspec.files import WriteError
 from gpuspec.program import Program
 from gpuspec.record import Record, record
 from gpuspec.results import Measurement
@@ -180,9 +182,16 @@ def run(path: str, program: Program, options: Options, commit: str = "unknown",
     if not plans:
         return [Measurement(key, path, 0, "", "error", f"no harness: {reason}") for key, reason in refused]
     source = harness.render(path, plans, refused)
-    with tempfile.TemporaryDirectory(prefix="gpuspec-") as folder:
-        script, output = Path(folder) / "harness.py", Path(folder) / "report.json"
-        script.write_text(source, encoding="utf-8")
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="gpuspec-"))
+    except OSError as error:
+        return _failed(path, plans, f"no temporary folder for the harness program: {_why(error)}")
+    try:  # the folder goes, whatever happens: a crash, a full disk, Ctrl-C, SIGTERM
+        script, output = folder / "harness.py", folder / "report.json"
+        try:
+            write_new(script, source.encode("utf-8"))
+        except OSError as error:
+            return _failed(path, plans, f"cannot write the harness program to {folder}: {_why(error)}")
         command = [options.python, str(script), "--device", options.device, "--budget", str(options.budget),
                    "--commit", commit, "--output", str(output)]
         command += ["--small"] if options.small else []
@@ -203,12 +212,37 @@ def run(path: str, program: Program, options: Options, commit: str = "unknown",
         try:
             return results.read_report(output, path)
         except results.ResultsError as error:
+            if returncode != 0:  # it died writing its report (a full disk): why it died says more
+                return _failed(path, plans, _crash(returncode, stderr))
             return _failed(path, plans, f"the harness printed a report gpuspec cannot read: {error}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write `data` to a new file, or raise OSError and leave no file (not an empty one on a full disk)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view):]
+        os.fsync(handle)
+    except BaseException:
+        os.close(handle)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(handle)
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 def _crash(returncode: int, stderr: str) -> str:
     """Why a harness that wrote no report failed: out of GPU memory, killed by a signal, or its last words."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    if any("No space left on device" in line for line in lines):
+        return "the harness could not write its report: the disk is full (No space left on device)"
     memory = next((line for line in reversed(lines) if "out of memory" in line.lower()
                    or "OutOfMemoryError" in line or "CUBLAS_STATUS_ALLOC_FAILED" in line), None)
     if memory:
@@ -247,9 +281,16 @@ def calibrate(out: str, options: Options) -> "object":
 
     source = environment().get_template("calibrate.py.jinja").render(version=Code(repr(__version__)),
                                                                       launches=literal(1000))
-    with tempfile.TemporaryDirectory(prefix="gpuspec-") as folder:
-        script, output = Path(folder) / "calibrate.py", Path(folder) / "report.json"
-        script.write_text(source, encoding="utf-8")
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="gpuspec-"))
+    except OSError as error:
+        raise RuntimeError(f"no temporary folder for the calibration program: {_why(error)}") from None
+    try:
+        script, output = folder / "calibrate.py", folder / "report.json"
+        try:
+            write_new(script, source.encode("utf-8"))
+        except OSError as error:
+            raise RuntimeError(f"cannot write the calibration program to {folder}: {_why(error)}") from None
         command = [options.python, str(script), "--device", options.device, "--budget", str(options.budget),
                    "--output", str(output)]
         command += ["--small"] if options.small else []
@@ -261,6 +302,8 @@ def calibrate(out: str, options: Options) -> "object":
             done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout, env=env)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"calibration ran longer than {options.timeout:g} s and was stopped") from None
+        except OSError as error:
+            raise RuntimeError(f"calibration could not start: {error}") from None
         if not output.exists():
             last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise RuntimeError(f"calibration failed: {last}")
@@ -268,3 +311,7 @@ def calibrate(out: str, options: Options) -> "object":
             return profiles.save(out, profiles.read_report(output))
         except profiles.ProfileError as error:
             raise RuntimeError(f"calibration wrote a report gpuspec cannot use: {error}") from None
+        except WriteError as error:  # a full disk: the profile as it was, no partial file beside it
+            raise RuntimeError(str(error)) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

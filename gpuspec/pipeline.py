@@ -287,7 +287,11 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
                     found.extend(stop.stopped)
                 found.extend(fresh)
                 if sources.save_results:
-                    results.save(sources.save_results, fresh)
+                    try:
+                        results.save(sources.save_results, fresh)
+                    except OSError as error:  # a full disk: the results file as it was, and the run reported
+                        problems.append(Diagnostic("cannot-save-results", str(error), None,
+                                                   "the measurements were checked but not saved"))
         statements = {id(w): text for _, program in programs for _, text, w in program.workloads}
         measured = Measured(results.by_key(found), statements, reason if not found else None)
     if interrupted is not None:

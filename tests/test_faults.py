@@ -1,7 +1,8 @@
 """Faults: harnesses that crash, hang, run out of memory or are interrupted; files that cannot be written.
 
 A harness's failure fails its own claims with the reason while the others are still measured; Ctrl-C during
-`--measure` stops every harness, prints what was checked by then and exits 130; `fmt` and `--update` stopped
+`--measure` stops every harness, removes its files, prints what was checked by then and exits 130 (SIGTERM
+likewise, exit 143); `fmt` and `--update` stopped
 at any step of writing, or on a full disk or a read-only file, leave the file as it was.
 """
 from __future__ import annotations
@@ -29,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 H100 = "NVIDIA H100 80GB HBM3"
 
 # A stand-in for Python: it answers the availability probe with a GPU count, hangs on a spec named slow*.gpu
-# (leaving its pid in PIDS), and for any other spec writes a report that measured every workload at 20 µs.
+# (leaving a file named by its pid in PIDS, holding the folder of the harness program it was given), and for any
+# other spec writes a report that measured every workload at 20 µs.
 FAKE_PYTHON = """\
 #!{python}
 import ast, json, os, sys, time
@@ -41,7 +43,7 @@ value = {{n.targets[0].id: n.value for n in tree.body
          if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)}}
 spec = ast.literal_eval(value["SPEC"])
 if os.path.basename(spec).startswith("slow"):
-    open(os.path.join({pids!r}, str(os.getpid())), "w").close()
+    open(os.path.join({pids!r}, str(os.getpid())), "w").write(os.path.dirname(os.path.abspath(sys.argv[1])))
     time.sleep(300)
     sys.exit(0)
 {behaviour}
@@ -77,28 +79,36 @@ def gone(pid: int) -> bool:
 
 # --- Ctrl-C during --measure --------------------------------------------------------------------------------
 
-def interrupt(tmp_path: Path, specs: dict[str, str], gpus: int, waiting_for: int, *options: str):
-    """Run `gpuspec check --measure` on `specs` with the fake Python, press Ctrl-C once `waiting_for` harnesses
-    hang, and return (exit code, stdout, stderr, the pids of the hanging harnesses)."""
+def interrupt(tmp_path: Path, specs: dict[str, str], gpus: int, waiting_for: int, *options: str,
+              sent: signal.Signals = signal.SIGINT):
+    """Run `gpuspec check --measure` on `specs` with the fake Python, send `sent` (Ctrl-C) once `waiting_for`
+    harnesses hang, and return (exit code, stdout, stderr, the pids of the hanging harnesses). The run's temporary
+    folder must be empty by then: the harness programs' folders removed."""
     python, pids = fake_python(tmp_path, gpus)
     for name, text in specs.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     argv = ["check", "--measure", "--format", "json", *options, *[str(tmp_path / name) for name in specs]]
     driver = f"import sys; sys.executable = {python!r}\nfrom gpuspec.cli import main\nsys.exit(main({argv!r}))"
     process = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, encoding="utf-8")
+                               stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                               env={**os.environ, "TMPDIR": str(temporary)})
     try:
         deadline = time.monotonic() + 120
-        while len(list(pids.iterdir())) < waiting_for:
+        while len([p for p in pids.iterdir() if p.read_text()]) < waiting_for:
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the harnesses never started"
             time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
+        harness_folders = [Path(p.read_text()) for p in pids.iterdir()]
+        assert all(folder.parent == temporary and folder.is_dir() for folder in harness_folders)
+        process.send_signal(sent)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
+    assert list(temporary.iterdir()) == [], "a temporary folder was left behind"
     return process.returncode, out, err, [int(p.name) for p in pids.iterdir()]
 
 
@@ -118,6 +128,29 @@ def test_ctrl_c_while_measuring_stops_the_harness_reports_what_finished_and_exit
     # what finished is saved; the spec that was stopped is not saved as a failure
     runs = json.loads(saved.read_text(encoding="utf-8"))["runs"]
     assert [Path(run["spec"]).name for run in runs] == ["fast.gpu"]
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_sigterm_while_measuring_stops_every_harness_removes_its_files_reports_and_exits_143(tmp_path, gpus):
+    saved = tmp_path / "saved.json"
+    specs = {"fast.gpu": SPEC, **{f"slow-{i}.gpu": SPEC.replace("* 2", f"* {i + 3}") for i in range(gpus)}}
+    code, out, err, pids = interrupt(tmp_path, specs, gpus, gpus, "--save-results", str(saved), sent=signal.SIGTERM)
+    assert code == 143, (code, err[-2000:])
+    assert "Traceback" not in err
+    assert f"interrupted: measured 1 of {gpus + 1} spec files" in err
+    assert len(pids) == gpus and all(gone(pid) for pid in pids), "a harness outlived gpuspec"
+    results = {(Path(r["file"]).name, r["source"]): r["status"] for r in json.loads(out)["results"]}
+    assert results["fast.gpu", "measured"] == "pass"
+    assert all(results[f"slow-{i}.gpu", "measured"] == "skip" for i in range(gpus))
+    assert [Path(run["spec"]).name for run in json.loads(saved.read_text(encoding="utf-8"))["runs"]] == ["fast.gpu"]
+
+
+def test_sigterm_outside_measuring_restores_the_handler_it_found(tmp_path, capsys):
+    before = signal.getsignal(signal.SIGTERM)
+    path = tmp_path / "a.gpu"
+    path.write_text(SPEC, encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_ctrl_c_while_measuring_on_several_gpus_stops_every_harness(tmp_path):
@@ -350,3 +383,91 @@ def test_fmt_and_update_killed_mid_write_leave_the_file_as_it_was(tmp_path, comm
     # `paused` comes after the report, when --update writes
     kill_once_paused([sys.executable, "-c", SIGKILL_CHILD, step, *command, str(path)], cwd=ROOT)
     assert path.read_text(encoding="utf-8") == UNFORMATTED
+
+
+# --- a full disk while measuring: no file left behind, the claims fail with the reason -----------------------
+
+def test_a_full_disk_while_writing_a_harness_program_fails_its_claims_and_leaves_no_file(tmp_path, monkeypatch):
+    program = compile_text(SpecText("full.gpu", SPEC))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(measure.tempfile, "tempdir", str(temporary))
+    real, calls = os.write, []
+
+    def write(handle, data):  # the first write gets half of its bytes onto the disk, the next one finds it full
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise full_disk()
+        return real(handle, bytes(data[: len(data) // 2]))
+
+    monkeypatch.setattr(measure.os, "write", write)
+    python, pids = fake_python(tmp_path)
+    found = measure.run_all([("full.gpu", program)], measure.Options(device="cpu", python=python))
+    monkeypatch.undo()
+    assert len(calls) == 2 and list(pids.iterdir()) == []  # written twice, never run
+    assert [m.status for m in found] == ["error"]
+    assert found[0].reason.startswith("cannot write the harness program to ")
+    assert found[0].reason.endswith(": No space left on device")
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_harness_that_finds_the_disk_full_when_writing_its_report_says_so(tmp_path):
+    behaviour = BAD + ("open(sys.argv[sys.argv.index('--output') + 1], 'w').write('{\"vers'); "
+                       "sys.stderr.write('Traceback (most recent call last):\\nOSError: [Errno 28] No space left on "
+                       "device\\n'); sys.exit(1)")
+    found = measure_two(tmp_path, behaviour)
+    assert found["bad.gpu"][0].reason == \
+        "the harness could not write its report: the disk is full (No space left on device)"
+    assert [m.status for m in found["good.gpu"]] == ["ok"]
+
+
+def test_a_full_disk_while_saving_results_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, monkeypatch,
+                                                                                             capsys):
+    python, _ = fake_python(tmp_path)
+    monkeypatch.setattr(sys, "executable", python)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    saved = folder / "saved.json"
+    saved.write_text('{"version": 1, "runs": []}\n', encoding="utf-8")
+    spec = tmp_path / "a.gpu"
+    spec.write_text(SPEC, encoding="utf-8")
+    break_at(monkeypatch, "write", full_disk())
+    code = main(["check", "--measure", "--format", "json", "--save-results", str(saved), str(spec)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out + err
+    assert f"cannot write {saved}: No space left on device" in out + err
+    assert [p.name for p in folder.iterdir()] == ["saved.json"]
+    assert saved.read_text(encoding="utf-8") == '{"version": 1, "runs": []}\n'
+    measured = [r for r in json.loads(out)["results"] if r["source"] == "measured"]
+    assert [r["status"] for r in measured] == ["pass"]  # measured and checked, only not saved
+
+
+@pytest.mark.parametrize("template", ["program.py.jinja", "calibrate.py.jinja"])
+def test_a_generated_program_on_a_full_disk_leaves_no_partial_report(tmp_path, template):
+    import ast
+    import types
+
+    from gpuspec import harness
+    from gpuspec.codegen import Code, literal
+    from gpuspec.templating import environment
+
+    if template == "program.py.jinja":
+        source = harness.render("a.gpu", *harness.plans(compile_text(SpecText("a.gpu", SPEC))))
+    else:
+        source = environment().get_template(template).render(version=Code("'0'"), launches=literal(10))
+    found = next(node for node in ast.parse(source).body
+                 if isinstance(node, ast.FunctionDef) and node.name == "write_report")
+    output = tmp_path / "report.json"
+
+    def open_on_a_full_disk(path, mode, **kwargs):
+        handle = open(path, mode, **kwargs)
+        return _Faulty(handle, "write", full_disk())
+
+    namespace = {"args": types.SimpleNamespace(output=str(output)), "os": os, "open": open_on_a_full_disk}
+    exec(compile(ast.Module([found], []), template, "exec"), namespace)
+    with pytest.raises(OSError):
+        namespace["write_report"]('{"version": 1}')
+    assert list(tmp_path.iterdir()) == []
+    namespace["open"] = open
+    namespace["write_report"]('{"version": 1}')
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]

@@ -289,10 +289,10 @@ TEMPLATE_NAMES = {
     "_", "actual", "atol", "caches", "clocks", "compare", "count", "criterion", "device", "dtype", "end", "error",
     "expected", "fields", "fn", "got", "gpu", "graph", "h", "handle", "hidden", "high", "host", "info", "inputs", "key",
     "kv_elements", "l2_bytes", "layer", "layers", "line", "low", "main", "mask", "matrix", "measure", "metrics", "n",
-    "offs", "one", "out", "out_ptr", "out_shape", "parser", "poisoned", "problem", "props", "provenance",
+    "offs", "one", "out", "out_ptr", "out_shape", "parser", "partial", "poisoned", "problem", "props", "provenance",
     "random_input", "reason", "record", "reference", "report", "result", "results", "rows", "rtol", "run", "sample",
     "self", "shape", "shapes", "side", "size", "smi", "start", "statement", "step", "stream", "summary", "t", "text",
-    "v", "values", "weights", "worst", "__init__",
+    "v", "values", "weights", "worst", "write_report", "__init__",
 }
 MODULES = {"torch", "triton", "tl", "timing", "math", "json", "os", "sys", "time", "subprocess", "platform",
            "datetime", "argparse", "args"}

@@ -100,8 +100,10 @@ def test_a_queue_that_backs_up_in_every_repeat_matches_the_queue_played_out(smal
 
 def test_gaps_on_two_counts_beyond_the_limit_are_refused_with_the_limit():
     rows = launches.MAX_GAP_ROWS + 10  # the small kernels of a layer wait from the 7th on
+    timeline = launches.run([(20 * US, 1), (2 * US, rows)], rows, 5 * US, 1e-9)
+    assert timeline.total == pytest.approx(rows * (rows + 1) * 5 * US + 2 * US)  # the time needs no counting
     with pytest.raises(ModelError) as error:
-        launches.run([(20 * US, 1), (2 * US, rows)], rows, 5 * US, 1e-9)
+        timeline.utilization
     assert f"(gpuspec takes at most {launches.MAX_GAP_ROWS:,})" in str(error.value)
     assert "sample_window" in error.value.help
     # with windows longer than the gaps no gap holds a window: nothing to count, nothing refused

@@ -96,3 +96,47 @@ def test_a_deep_workload_has_a_key_and_is_checked_against_saved_results(tmp_path
     results.write_text('{"version": 1, "runs": []}', encoding="utf-8")
     code, out, _ = run(["check", str(path), "--results", str(results)], capsys)
     assert code in (0, 1) and "error[" not in out
+
+
+# --- numbers a spec writes that the work could grow with: computed in closed form, or refused where located ---
+
+NS = "set sample_window = 1 ns\n"
+
+
+def test_ten_million_one_second_launches_in_nanosecond_windows_are_computed(tmp_path, capsys):
+    # 139 bytes that took 40 s and 1.4 GB when the queue was played out launch by launch
+    text = "device H100-SXM with launch_cost = 1 s\n" + NS + "x = bf16[4096]\nsmall = x * 2\n" \
+        "s = 10000000 launches of small:\n    ≈ 10,000,000 s ± 0.1%\n    utilization < 0.001%\n    overhead-bound\n"
+    path = tmp_path / "launches.gpu"
+    path.write_text(text, encoding="utf-8")
+    assert len(text.encode("utf-8")) < 1024
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 0, out
+
+
+def test_a_decode_step_of_666666_layers_is_computed(tmp_path, capsys):
+    from conftest import verdicts
+
+    found = verdicts("device H100-SXM\n" + NS + "model big from llama3-8b with layers = 666666\n"
+                     "decode big, batch 1, 15 kernels per layer:\n    kernels = 9,999,990\n    utilization > 10%\n")
+    assert [v.status for v in found] == ["pass", "pass"]
+
+
+def test_a_billion_kernels_per_layer_is_computed():
+    from conftest import verdicts
+
+    found = verdicts("device H100-SXM with launch_cost = 5 µs\n" + NS +
+                     "decode llama3-8b, batch 1, 1000000000 kernels per layer:\n    launches = 32,000,000,000\n"
+                     "    overhead-bound\n    ≈ 160,000 s ± 1%\n")
+    assert [v.status for v in found] == ["pass", "pass", "pass"]
+
+
+def test_sampled_utilization_too_costly_to_count_is_a_located_error_with_the_limit(tmp_path, capsys):
+    path = tmp_path / "rows.gpu"
+    path.write_text("device H100-SXM\n" + NS + "model big from llama3-8b with layers = 1000000\n"
+                    "decode big, batch 1, 1000000 kernels per layer is utilization ≈ 50%, ≈ 1 s\n", encoding="utf-8")
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 2
+    error, = ERROR_LINE.finditer(out)
+    assert (error.group(1), error.group(2), error.group(4)) == (str(path), "4", "model")
+    assert "gpuspec takes at most 10,000" in out and "set sample_window" in out

@@ -14,6 +14,7 @@ Times are exact fractions (floats converted without rounding), so the shifted re
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -21,7 +22,6 @@ from typing import NamedTuple
 
 from gpuspec import units
 from gpuspec.model.estimate import ModelError
-from gpuspec.record import ValueRecord, record
 
 # A window counts as idle when it lies in a gap to within this share of a window (float times are not exact).
 _SLACK = Fraction(1, 10**9)
@@ -30,14 +30,20 @@ _SLACK = Fraction(1, 10**9)
 MAX_GAP_ROWS = 10_000
 
 
-@record
-class Timeline(ValueRecord):
-    """What the queue does: when the GPU finishes, how long it was busy, and the sampled utilization."""
+class Timeline:
+    """What the queue does: when the GPU finishes, how long it was busy, and the sampled utilization (counted
+    when first asked for: the one figure whose counting can be refused)."""
 
-    total: float      # seconds from the first launch call to the end of the last kernel
-    busy: float       # seconds the GPU spent running kernels
-    host: float       # seconds the host spent launching
-    utilization: float  # share of sample windows in which some kernel ran
+    def __init__(self, end: Fraction, busy: Fraction, host: Fraction, gaps: list[_Gap], window: Fraction):
+        self.total = float(end)  # seconds from the first launch call to the end of the last kernel
+        self.busy = float(busy)  # seconds the GPU spent running kernels
+        self.host = float(host)  # seconds the host spent launching
+        self._end, self._gaps, self._window = end, gaps, window
+
+    @functools.cached_property
+    def utilization(self) -> float:
+        """The share of sample windows in which some kernel ran."""
+        return _utilization(self._gaps, self._end, self._window)
 
 
 Run = tuple[float, int]  # (GPU seconds of each kernel, how many kernels in a row)
@@ -75,7 +81,7 @@ def run(pattern: Sequence[float] | Sequence[Run], repeats: int, launch_cost: flo
         busy = repeats * sum((Fraction(d) + Fraction(node_cost)) * c for d, c in pattern_runs)
         total = Fraction(graph_launch) + busy
         gaps = [_Gap(Fraction(0), Fraction(graph_launch))]
-        return Timeline(float(total), float(busy), graph_launch, _utilization(gaps, total, Fraction(window)))
+        return Timeline(total, busy, Fraction(graph_launch), gaps, Fraction(window))
     queue = _Queue(Fraction(launch_cost))
     for duration, count in pattern_runs:
         queue.add(Fraction(duration), count)
@@ -98,7 +104,7 @@ def run(pattern: Sequence[float] | Sequence[Run], repeats: int, launch_cost: flo
             end = queue.end + later * sum(Fraction(d) * c for d, c in pattern_runs)
     busy = repeats * sum(Fraction(d) * c for d, c in pattern_runs)
     host = per_repeat * repeats * Fraction(launch_cost)
-    return Timeline(float(end), float(busy), float(host), _utilization(gaps, end, Fraction(window)))
+    return Timeline(end, busy, host, gaps, Fraction(window))
 
 
 class _Gap(NamedTuple):

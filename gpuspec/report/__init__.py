@@ -12,14 +12,15 @@ from gpuspec.record import Record, as_tuple, record
 # The exit codes of `gpuspec check` (and `report`), as pytest numbers its own: a run that checked nothing is
 # not a pass, and a crash is never mistaken for a failing claim.
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 5
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # 128 + SIGINT, 128 + SIGTERM, as a shell reports them
 EXIT_CODES = f"""exit codes:
   {EXIT_OK}    every claim was checked by some source and holds
   {EXIT_FAILED}    a claim fails against some source
   {EXIT_INVALID}    the input is invalid or the command is misused (errors win over failures)
   {EXIT_INTERNAL}    an internal error in gpuspec (a bug: please report it; GPUSPEC_DEBUG=1 shows the traceback)
   {EXIT_NOTHING}    nothing was checked: no spec files or claims were found, or every claim was skipped
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+  {EXIT_TERMINATED}  terminated (SIGTERM: stopped as Ctrl-C stops it)"""
 
 
 @record
