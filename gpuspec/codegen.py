@@ -15,7 +15,7 @@ TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "tf32": "float32", "fp16":
                 "fp8": "float8_e4m3fn", "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8",
                 "uint8": "uint8", "bool": "bool"}
 _RESERVED = {"torch", "triton", "tl", "math", "json", "os", "sys", "time", "args", "ctx", "main", "out", "offs",
-             "mask", "pid", "n", "BLOCK", "gpuspec", "out_ptr"}
+             "mask", "pid", "n", "BLOCK", "gpuspec", "out_ptr", "square", "silu", "gelu", "whole_power"}
 
 
 class UnsafeValue(ValueError):
@@ -64,7 +64,9 @@ def shape(dims) -> Code:
     return Code("(" + "".join(f"{d}, " for d in sizes) + ")")
 
 
-# op -> (PyTorch, Triton) spelling of the function; binary operators are written as operators.
+# op -> (PyTorch, Triton) spelling of the function; binary operators are written as operators. Each argument
+# appears once: a function that needs its argument twice (square, silu, gelu) is a helper the program defines
+# (templates/program.py.jinja), or nested calls would double the code at each level.
 _FUNCTIONS = {
     "neg": ("torch.neg({0})", "-({0})"),
     "abs": ("torch.abs({0})", "tl.abs({0})"),
@@ -77,10 +79,10 @@ _FUNCTIONS = {
     "sin": ("torch.sin({0})", "tl.sin({0})"),
     "cos": ("torch.cos({0})", "tl.cos({0})"),
     "erf": ("torch.erf({0})", "tl.erf({0})"),
-    "square": ("torch.square({0})", "({0}) * ({0})"),
+    "square": ("torch.square({0})", "square({0})"),
     "sigmoid": ("torch.sigmoid({0})", "tl.sigmoid({0})"),
-    "silu": ("torch.nn.functional.silu({0})", "({0}) * tl.sigmoid({0})"),
-    "gelu": ("torch.nn.functional.gelu({0})", "0.5 * ({0}) * (1.0 + tl.erf(({0}) * 0.7071067811865476))"),
+    "silu": ("torch.nn.functional.silu({0})", "silu({0})"),
+    "gelu": ("torch.nn.functional.gelu({0})", "gelu({0})"),
     "maximum": ("torch.maximum({0}, {1})", "tl.maximum({0}, {1})"),
     "minimum": ("torch.minimum({0}, {1})", "tl.minimum({0}, {1})"),
 }
@@ -111,8 +113,8 @@ def _emit(node: Node, names: dict[Tensor, Code], which: int) -> str:
         return f"({args[0]} {_OPERATORS[node.op]} {args[1]})"
     if node.op == "pow":
         times = expanded_power(node)
-        if times is not None:
-            return "(" + " * ".join([f"({args[0]})"] * times) + ")"
+        if times is not None:  # any sign of base; a helper, so that nested powers do not repeat their code
+            return f"torch.pow({args[0]}, {times})" if which == 0 else f"whole_power({args[0]}, {times})"
         # exp(n · log(x)): the harness gives such a power a positive base (gpuspec.domains)
         if which == 0:
             return f"torch.pow({args[0]}, {args[1]})"

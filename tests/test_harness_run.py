@@ -298,10 +298,11 @@ WRITE_OUTPUT = "open(sys.argv[sys.argv.index('--output') + 1], 'w').write({!r})"
     ("{not json at all", "Expecting property name"),
     (json.dumps({"version": 2, "provenance": {}, "workloads": []}), "version 1"),
     (json.dumps({"version": 1, "provenance": {}, "workloads": [{"key": "k", "line": 3, "statement": "s",
-                                                                "status": "great"}]}), "unknown status 'great'"),
+                                                                "status": "great"}]}),
+     '`workloads[0].status` is "great"'),
     (json.dumps({"version": 1, "provenance": {}, "workloads": [{"key": "k", "line": 3, "statement": "s",
                                                                 "status": "ok", "metrics": {"time": 5}}]}),
-     "has no median"),
+     "`workloads[0].metrics.time` is 5; it must be a timing summary"),
 ])
 def test_a_harness_that_writes_garbage_fails_as_an_unreadable_report(small, tmp_path, garbage, detail):
     program, expected = small

@@ -134,9 +134,25 @@ def test_a_billion_kernels_per_layer_is_computed():
 def test_sampled_utilization_too_costly_to_count_is_a_located_error_with_the_limit(tmp_path, capsys):
     path = tmp_path / "rows.gpu"
     path.write_text("device H100-SXM\n" + NS + "model big from llama3-8b with layers = 1000000\n"
-                    "decode big, batch 1, 1000000 kernels per layer is utilization ≈ 50%, ≈ 1 s\n", encoding="utf-8")
+                    "decode big, batch 1, 1000000 kernels per layer is utilization ≈ 50%, ≈ 1 s\n",
+                    encoding="utf-8")
     code, out, _ = run(["check", str(path)], capsys)
     assert code == 2
     error, = ERROR_LINE.finditer(out)
     assert (error.group(1), error.group(2), error.group(4)) == (str(path), "4", "model")
     assert "gpuspec takes at most 10,000" in out and "set sample_window" in out
+
+
+@pytest.mark.parametrize("device, stream", [
+    ("device H100-SXM with launch_cost = 1e-300 s\n", "10000000 launches of small"),
+    ("device H100-SXM with kernel_floor = 1e-300 s, graph_node_cost = 1e-300 s\n",
+     "1000000000000000000 launches of small as a CUDA graph"),
+], ids=["launch-cost-1e-300", "graph-nodes-1e-300"])
+def test_a_timeline_draws_a_bounded_number_of_launches(tmp_path, device, stream):
+    from gpuspec.plot import data, select
+
+    path = tmp_path / "t.gpu"
+    path.write_text(device + "x = bf16[16]\nsmall = x * 2\n" + stream + " is ≈ 1 s\n", encoding="utf-8")
+    subjects = [s for s in select.subjects(select.load_targets([(str(path), None)])) if s.workload.kind == "stream"]
+    lane, = data.timeline(subjects).lanes
+    assert 0 < len(lane.host) <= data.MAX_DRAWN + 1 and 0 < len(lane.gpu) <= data.MAX_DRAWN + 1

@@ -27,6 +27,7 @@ SAME_SPOT = 0.02
 LABEL_LENGTH = 28
 # A timeline shows about this many launches, or three of the longest kernels, whichever is longer.
 LAUNCHES_SHOWN = 12
+MAX_DRAWN = 100  # launches a timeline draws, at most (each is a shape to draw)
 
 
 @frozen
@@ -317,6 +318,9 @@ def timeline(subjects: list[Subject]) -> Timeline:
     shapes = [(s, _shape(s.workload)) for s in subjects]
     span = min(max(model.estimate(s.workload)["time"].number for s, _ in shapes),
                max(max(LAUNCHES_SHOWN * cost, 3 * max(pattern)) for _, (pattern, cost, _) in shapes))
+    # at most MAX_DRAWN launches (or graph nodes) in the span: a launch cost of 1e-300 s would put 1e295 in it
+    span = min(span, min(cost + MAX_DRAWN * (min(pattern) + node_cost) if s.workload.graph else MAX_DRAWN * cost
+                         for s, (pattern, cost, node_cost) in shapes))
     lanes = []
     for subject, (pattern, cost, node_cost) in shapes:
         w = subject.workload
