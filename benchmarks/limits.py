@@ -71,6 +71,7 @@ CASES = {
     "graph-nodes-1e-300": H100.replace("\n", " with kernel_floor = 1e-300 s, graph_node_cost = 1e-300 s\n")
                           + "x = bf16[16]\nsmall = x * 2\n"
                           "1000000000000000000 launches of small as a CUDA graph is ≈ 1 s\n",
+    "nested-squares": H100 + "x = fp32[4096]\ny = " + "square(" * 24 + "x" + ")" * 24 + " is ≈ 2 µs\n",
     "domain-search": H100 + "".join(f"t{k} = fp32[64]\n" for k in range(8)) + "log(" + " - ".join(
         f"t{k}" for k in range(8)) + "".join(f" - {k}.5" for k in range(16)) + ") is ≈ 2 µs\n",
 }
@@ -90,7 +91,8 @@ COMMANDS = {
 EXTRA = [("explain", name) for name in ("launches-1e7-1s-cost", "layers-666666", "kernels-per-layer-1e9",
                                         "tensor-1e18-waves", "matmul-tiles-1e18")] + \
         [("harness", name) for name in ("launches-1e18", "layers-666666", "kernels-per-layer-1e9", "power-8-of-8",
-                                        "exponent-1e6", "tensor-1e18-waves", "matmul-tiles-1e18", "domain-search")] + \
+                                        "exponent-1e6", "tensor-1e18-waves", "matmul-tiles-1e18", "domain-search",
+                                        "nested-squares")] + \
         [("fmt", name) for name in ("launches-1e7-1s-cost", "layers-666666")] + \
         [(command, name) for command in ("plot", "report") for name in ("launch-cost-1e-300", "graph-nodes-1e-300",
                                                                          "launches-1e18")]
