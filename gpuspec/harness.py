@@ -98,8 +98,8 @@ def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[t
         except RecursionError:
             refused.append((key, TOO_DEEP))
             continue
-        plan.update(key=Code(repr(key)), line=codegen.literal(span.line), statement=Code(repr(statement)),
-                    device=Code(repr(workload.device.name)),
+        plan.update(key=codegen.text(key), line=codegen.literal(span.line), statement=codegen.text(statement),
+                    device=codegen.text(workload.device.name),
                     raw={"key": key, "line": span.line, "statement": statement})
         found.append(plan)
     return found, refused
@@ -290,8 +290,8 @@ def render(path: str, workload_plans: list[dict], refused: list[tuple[str, str]]
     from gpuspec.templating import environment
 
     template = environment().get_template("program.py.jinja")
-    return template.render(spec=Code(repr(str(path))), version=Code(repr(__version__)), workloads=workload_plans,
-                           refused=[(Code(repr(k)), Code(repr(r))) for k, r in refused],
+    return template.render(spec=codegen.text(str(path)), version=Code(repr(__version__)), workloads=workload_plans,
+                           refused=[(codegen.text(k), codegen.text(r)) for k, r in refused],
                            timing_path=Code(repr(str(Path(__file__).resolve().parent.parent))))
 
 

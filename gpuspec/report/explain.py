@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from gpuspec.model.values import Value
 from gpuspec.pipeline import Explanation
-from gpuspec.text import escaped
+from gpuspec.report.safe import shown_line
 
 
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:
     lines: list[str] = []
     for item in explanations:
-        lines.append(escaped(f"{item.span.file}:{item.span.line}: {item.title}"))  # a name may not be UTF-8
+        lines.append(f"{item.span.file}:{item.span.line}: {item.title}")
         cited: dict[str, None] = {}
         for value in item.values:
             lines.append(f"  {value.derivation()}")
@@ -27,7 +27,8 @@ def render(explanations: list[Explanation], references: dict[str, str]) -> str:
         lines.extend(f"  {key}: {references[key]}" for key in refs)
     if not explanations:
         lines.append("nothing to explain there: no workload or claim")
-    return "\n".join(lines).rstrip() + "\n"
+    # a file's name, its statements and the values it sets are the user's: shown, never acted on (report.safe)
+    return "\n".join(shown_line(line) for line in lines).rstrip() + "\n"
 
 
 def _collect(value: Value, cited: dict[str, None]) -> None:
