@@ -55,7 +55,7 @@ class SpecFile(pytest.File):
                                           text=_read(self.path))
             return
         for warning in source.warnings:  # a block that was nearly a gpu block: said, with the fix
-            self.warn(pytest.PytestWarning(f"{warning.span}: {warning.message}; {warning.help}"))
+            self.warn(pytest.PytestWarning(_shown(f"{warning.span}: {warning.message}; {warning.help}")))
         verdicts, errors = check(program)
         if errors:
             yield InvalidSpec.from_parent(self, name="errors", diagnostics=errors, text=text)
@@ -65,11 +65,19 @@ class SpecFile(pytest.File):
         seen: dict[str, int] = {}
         for claim_verdicts in grouped.values():
             claim = claim_verdicts[0].claim
-            name = f"{claim.statement.rstrip(':')} | {claim.text}"  # no `::`, which pytest reads as a separator
+            name = _shown(f"{claim.statement.rstrip(':')} | {claim.text}")
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:  # the same claim twice in one file: number the later ones
                 name = f"{name} [{seen[name]}]"
             yield ClaimItem.from_parent(self, name=name, verdicts=claim_verdicts)
+
+
+def _shown(text: str) -> str:
+    """User text in an item's name or a line pytest prints: no terminal escape, bidirectional mark or workflow
+    command (report.safe), and no `::`, which pytest reads as the separator of a node id's parts."""
+    from gpuspec.report.safe import shown_line
+
+    return shown_line(text).replace("::", ":\\x3a")
 
 
 def _read(path: Path) -> str:
@@ -97,7 +105,7 @@ class ClaimItem(pytest.Item):
         if failed:
             raise ClaimFailed(failed)
         if all(v.status == "skip" for v in self.verdicts):
-            pytest.skip("; ".join(v.message for v in self.verdicts))
+            pytest.skip(_shown("; ".join(v.message for v in self.verdicts)))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ClaimFailed):
@@ -107,7 +115,7 @@ class ClaimItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
-        return self.path, self.claim.span.line - 1, f"{self.claim.span}: {self.claim.text}"
+        return self.path, self.claim.span.line - 1, _shown(f"{self.claim.span}: {self.claim.text}")
 
 
 class InvalidSpec(pytest.Item):
