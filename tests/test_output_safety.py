@@ -264,7 +264,10 @@ def test_check_update_shows_a_planted_name_in_its_refusal(planted, tmp_path, cap
 
 
 def test_calibrate_shows_the_gpu_name_it_was_given(tmp_path, capsys):
-    pytest.importorskip("torch")
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:  # looked for, not imported: the check path must not import it
+        pytest.skip("calibrate runs its program with torch")
     gpu = "\x1b]0;owned\x07::error title=FORGED::gpu \u202e ##[error]g"
     found, out = run(capsys, "calibrate", "--out", str(tmp_path / "p.json"), "--harness-device", "cpu", "--small",
                      "--fake-timer", "--fake-gpu", gpu)
