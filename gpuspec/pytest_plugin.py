@@ -1,7 +1,8 @@
 """pytest plugin: every claim of a `.gpu` file (and, when asked, of Markdown gpu blocks) as a test item.
 
 Enable Markdown with `--gpuspec-markdown` or the ini setting `gpuspec_markdown = true`. A file that does not
-parse or resolve is one failing item that shows the errors.
+parse or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names
+(globs relative to the rootdir) are left to other collectors.
 """
 from __future__ import annotations
 
@@ -16,9 +17,14 @@ def pytest_addoption(parser) -> None:
                     help="also collect the gpu blocks of Markdown files as gpuspec claims")
     parser.addini("gpuspec_markdown", type="bool", default=False,
                   help="collect the gpu blocks of Markdown files as gpuspec claims")
+    parser.addini("gpuspec_exclude", type="linelist", default=[],
+                  help="files not to collect as gpuspec claims: globs relative to the rootdir (documents that "
+                       "show errors on purpose, or that another collector reads)")
 
 
 def pytest_collect_file(parent, file_path: Path):
+    if _excluded(parent.config, file_path):
+        return None
     if file_path.suffix == ".gpu":
         return SpecFile.from_parent(parent, path=file_path)
     if file_path.suffix in (".md", ".markdown") and _markdown_enabled(parent.config):
@@ -31,6 +37,19 @@ def pytest_collect_file(parent, file_path: Path):
         except OSError:
             return None
     return None
+
+
+def _excluded(config, file_path: Path) -> bool:
+    patterns = config.getini("gpuspec_exclude")
+    if not patterns:
+        return False
+    from fnmatch import fnmatchcase
+
+    try:
+        relative = file_path.relative_to(config.rootpath).as_posix()
+    except ValueError:  # outside the rootdir: no pattern names it
+        return False
+    return any(fnmatchcase(relative, pattern) for pattern in patterns)
 
 
 def _markdown_enabled(config) -> bool:
