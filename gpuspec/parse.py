@@ -91,18 +91,19 @@ class _Brackets:
         self.partners: dict[int, Token] = {}  # a bracket's offset -> the token that closes (or opens) it
 
     def pair(self, stream):
-        opened = []
+        opened, offsets, tokens, partners = [], self.offsets, self.tokens, self.partners
         for token in stream:
-            if token.type in _Indentation.OPEN_PAREN_types:
+            kind = token.type
+            if kind in _OPENING:
                 opened.append(token)
-                self.offsets.append(token.start_pos)
-                self.tokens.append(token)
-            elif token.type in _Indentation.CLOSE_PAREN_types:
+                offsets.append(token.start_pos)
+                tokens.append(token)
+            elif kind in _CLOSING:
                 if opened:
                     opening = opened.pop()
-                    self.partners[opening.start_pos], self.partners[token.start_pos] = token, opening
-                self.offsets.append(token.start_pos)
-                self.tokens.append(token)
+                    partners[opening.start_pos], partners[token.start_pos] = token, opening
+                offsets.append(token.start_pos)
+                tokens.append(token)
             yield token
 
     def within(self, start: int, end: int) -> list[Token]:
@@ -113,6 +114,7 @@ class _Brackets:
         return self.tokens[at] if at < len(self.tokens) else None
 
 
+_OPENING, _CLOSING = frozenset(_Indentation.OPEN_PAREN_types), frozenset(_Indentation.CLOSE_PAREN_types)
 _BRACKETS = _Brackets()
 
 
