@@ -274,3 +274,11 @@ def test_calibrate_shows_the_gpu_name_it_was_given(tmp_path, capsys):
     assert found == 0, out
     assert_shown_not_acted_on(out, "text")
     assert "profile of \\x1b]0;owned\\x07::error title=FORGED::gpu \\u202e ##\\x5berror]g written to" in out
+
+
+@pytest.mark.parametrize("command", ["devices", "models"])
+def test_a_catalog_name_given_on_the_command_line_is_shown_in_the_error(capsys, command):
+    found, out = run(capsys, command, f"{PLANTED}\u202e")
+    assert found == 2
+    assert_shown_not_acted_on(out, "text")
+    assert "##\\x5berror]old-style" in out and "\\x1b]0;owned\\x07" in out  # the name is there, escaped
