@@ -125,7 +125,7 @@ _RESOLVED: dict[str, object] = {}
 
 
 def _resolve(tp):
-    """An annotation (nodes.py writes them as text) as a type: a name is looked up, anything else evaluated."""
+    """An annotation (nodes.py writes them as text) as a type: a name is looked up, anything else read by typing."""
     while isinstance(tp, str):
         found = _RESOLVED.get(tp)
         if found is None:
@@ -134,7 +134,9 @@ def _resolve(tp):
                 if found is None:
                     raise TypeError(f"nodes.py's annotation {tp!r} names nothing")
             else:
-                found = eval(tp, vars(nodes))  # an annotation in nodes.py's own source, never data
+                # an annotation in nodes.py's own source, never data: typing evaluates it in nodes' namespace
+                holder = type("Annotation", (), {"__annotations__": {"field": tp}})
+                found = typing.get_type_hints(holder, vars(nodes))["field"]
             _RESOLVED[tp] = found
         tp = found
     return tp
