@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -21,6 +22,9 @@ from gpuspec.pipeline import compile_text, load
 from gpuspec.text import SpecText
 
 TARGETS = (90, 80)
+# The interpreter that compiles: GPUSPEC_REHEARSAL_PYTHON names another (the GPU image's triton), as the rehearsal
+# tests do; it needs torch and triton, nothing of gpuspec.
+PYTHON = os.environ.get("GPUSPEC_REHEARSAL_PYTHON") or sys.executable
 # Triton's names for the element types a harness passes, from the torch dtype the plan holds.
 TRITON_TYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32", "torch.float64": "fp64",
                 "torch.float8_e4m3fn": "fp8e4nv", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
@@ -130,7 +134,7 @@ def compiled(tmp_path_factory):
          "constexprs": {"BLOCK": 256}, "divisible": ["x_ptr", "len_x", "out_ptr", "n"], "num_warps": 8,
          "targets": list(TARGETS), "plan": {"name": "probe one per thread", "per_thread": 1}},
     ]
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "compile_for_target.py")],
+    done = subprocess.run([PYTHON, str(ROOT / "tests" / "compile_for_target.py")],
                           input=json.dumps([{k: v for k, v in job.items() if k != "plan"} for job in jobs]),
                           capture_output=True, text=True, timeout=1800, cwd=folder)
     assert done.returncode == 0, done.stderr[-4000:]
