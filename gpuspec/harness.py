@@ -185,6 +185,7 @@ def _elementwise(workload: Elementwise, key: str) -> dict:
             if math.prod(t.shape) != 1:
                 raise HarnessError(f"the harness broadcasts inputs only along leading dimensions ({t.name})")
         small = small_out[len(small_out) - len(t.shape):] if t.shape else ()
+        small = t.shape if math.prod(t.shape) == 1 else small  # one element stays one: the kernel loads it once
         inputs.append({"index": _index_kind(t, out_shape),  # how the kernel finds its elements: see _index_kind
                        "name": names[t], "ptr": codegen.identifier(f"ptr_{t.name}"),
                        "len": codegen.identifier(f"len_{t.name}"), "label": Code(repr(t.name)),

@@ -189,6 +189,36 @@ def test_a_tensor_named_like_another_tensors_length_parameter_is_measured(functi
     assert "reason" not in record
 
 
+INDEXES = """\
+device H100-SXM
+x = bf16[64, 4096]
+bias = bf16[4096]
+s = fp32[1]
+odd = fp32[96, 100]
+r = fp32[100]
+scaled = x * s + 1 fused is ≈ 2 µs
+rows = x + bias fused is ≈ 2 µs
+uneven = odd * r - 1 fused is ≈ 2 µs
+mixed = odd * s + r eager is ≈ 2 µs
+"""
+
+
+def test_each_way_a_kernel_indexes_its_inputs_is_right_under_the_interpreter(tmp_path):
+    # one element loaded once (s), a row repeated along the leading dimension (bias, r: modulo a compile-time
+    # length), the output's own shape (x, odd: the offsets); and n a multiple of BLOCK (no mask) or not (odd's 100)
+    plans, refused = harness.plans(compile_text(SpecText("indexes.gpu", INDEXES)))
+    kinds = {p["raw"]["statement"].split(" = ")[0]: [t["index"] for t in p["inputs"]] for p in plans}
+    assert kinds == {"scaled": ["same", "scalar"], "rows": ["same", "rows"], "uneven": ["same", "rows"],
+                     "mixed": ["same", "scalar", "rows"]}
+    source = harness.render("indexes.gpu", plans, refused)
+    assert "t_s = tl.load(ptr_s).to(tl.float32)" in source
+    assert "t_bias = tl.load(ptr_bias + offs % len_bias, mask=mask).to(tl.float32)" in source
+    assert "len_bias=t_bias.numel()" in source and "len_bias: tl.constexpr" in source
+    report = by_statement(run_program(source, tmp_path))
+    assert {name: record["status"] for name, record in report.items()} == dict.fromkeys(kinds, "ok"), \
+        {name: record.get("reason") for name, record in report.items()}
+
+
 # --- inputs in each function's domain: a right kernel is reported right ---------------------------------------
 
 def domain_spec() -> tuple[str, list[str]]:
