@@ -603,7 +603,8 @@ def html_problem(text: str) -> str | None:
 
 
 # The specs every command but check is given: mostly ones that check, so that its own work is done.
-MOSTLY_VALID = ("grown", "grown", "grown", "markdown", "markdown", "mutated", "unicode", "bytes")
+KERNELS = ("elementwise", "on", "matmul", "rowwise", "attention")
+MOSTLY_VALID = ("grown", "grown", "grown", "grown", "markdown", "markdown", "mutated", "unicode", "bytes")
 REPORT_NAMES = {"html": ("report.html", "::error title=FORGED::r.html", "r\x1b[2J.html"),
                 "markdown": ("report.md", "@someone #1.md")}
 
@@ -768,6 +769,8 @@ def sources_problem(case: Case, folder: Path) -> str | None:
         changed = next((a, b) for a, b in zip(model + [None], model_beside + [None]) if a != b)
         return f"the {option[2:]} file changed a model verdict: {ascii(changed)[:1500]}"
     bad_file = [e for e in beside["errors"] if e["file"] == side]
+    if bad_file and case.side_kind == "valid":
+        return f"a {option[2:]} file as gpuspec writes one is refused: {ascii(bad_file[0]['message'])[:1000]}"
     if len(beside["errors"]) != len(alone["errors"]) + len(bad_file):
         return f"errors differ beyond the {option[2:]} file's: {ascii(beside['errors'])[:1500]}"
     if code == 1 and code_with not in (1, 2):
@@ -862,10 +865,18 @@ def cases(command: str, strategies: tuple[str, ...] | None = None):
             made = fuzzing.results_cases() if command == "results" else fuzzing.profile_cases()
             strategy, name, data, side_kind, side = draw(made)
             return Case(strategy, name, data, command, fuzzing.pick(draw, HUMAN_FORMATS), side_kind, side)
-        strategy, name, data = draw(fuzzing.spec_files(strategies or (fuzzing.SPEC_STRATEGIES if command == "check"
-                                                                      else MOSTLY_VALID)))
-        lines = data.count(b"\n") + data.count(b"\r") + 2
-        at = str(draw(fuzzing.integers(1, lines))) if not draw(fuzzing.integers(0, 2)) else ""
+        picture = fuzzing.pick(draw, ("roofline", "timeline")) if command == "plot" else None
+        required = ()
+        if command in ("plot", "harness"):  # a workload there is something to draw or measure
+            required = ("stream",) if picture == "timeline" else (fuzzing.pick(draw, KERNELS),)
+        mix = fuzzing.SPEC_STRATEGIES if command == "check" else MOSTLY_VALID
+        strategy, name, data = draw(fuzzing.spec_files(strategies or mix, required))
+        at = ""
+        if command in ("explain", "harness", "plot") and not draw(fuzzing.integers(0, 2)):  # one line of the file
+            workloads = [line for line, _, _ in fuzzing.workloads_of(name, data)]
+            lines = data.count(b"\n") + data.count(b"\r") + 2
+            at = str(fuzzing.choose(draw, workloads) if workloads and draw(fuzzing.integers(0, 3))
+                     else draw(fuzzing.integers(1, lines)))
         if command == "check":
             option = fuzzing.pick(draw, FORMATS)
         elif command in ("explain", "harness"):
@@ -874,7 +885,7 @@ def cases(command: str, strategies: tuple[str, ...] | None = None):
             format = fuzzing.pick(draw, ("html", "html", "markdown"))
             option = f"{format}:{fuzzing.pick(draw, REPORT_NAMES[format])}"
         elif command == "plot":
-            option = fuzzing.pick(draw, ("roofline", "timeline")) + (f":{at}" if at else "")
+            option = picture + (f":{at}" if at else "")
         else:
             option = ""
         return Case(strategy, name, data, command, option)

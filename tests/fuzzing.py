@@ -243,8 +243,9 @@ def _claim_lines(draw, kind: str, name: str | None) -> list[str] | str:
 
 
 @st.composite
-def valid_specs(draw) -> str:
-    """A spec grown from the language's pieces: mostly valid, so that the model and the claims are checked."""
+def valid_specs(draw, required: tuple[str, ...] = ()) -> str:
+    """A spec grown from the language's pieces: mostly valid, so that the model and the claims are checked.
+    `required` are kinds of statement it has first (`stream`, for a timeline to draw)."""
     names = _Names()
     current = [pick(draw, DEVICES)]  # the device in force, whose links a collective may use
     lines = [f"device {current[0]}"]
@@ -265,19 +266,20 @@ def valid_specs(draw) -> str:
         name = names.new(pick(draw, ("y", "w", "step", "z"))) if named else None
         body = _claim_lines(draw, kind, name)
         start = f"{name} = {head}" if name else head
+        comment = ":  " + pick(draw, COMMENTS) if isinstance(body, list) and not draw(integers(0, 5)) else ":"
         if isinstance(body, str):
             lines.append(start + body)
-        else:
-            lines.append(start + ":")
+        else:  # a block, sometimes with a comment after the workload's own text
+            lines.append(start + comment)
             lines.extend(body)
         if named and kind == "elementwise":
             elementwise.append(name)
 
-    for _ in range(draw(integers(1, 8))):
-        kind = pick(draw, ("tensor", "elementwise", "elementwise", "on", "matmul", "rowwise",
-                                     "attention", "stream", "decode", "training", "collective", "device_fact",
-                                     "value",
-                                     "set", "quote", "comment", "blank", "device"))
+    count = draw(integers(1, 8))
+    for index in range(len(required) + count):
+        kind = required[index] if index < len(required) else pick(draw, (
+            "tensor", "elementwise", "elementwise", "on", "matmul", "rowwise", "attention", "stream", "decode",
+            "training", "collective", "device_fact", "value", "set", "quote", "comment", "blank", "device"))
         named = draw(st.booleans())
         if kind == "tensor":
             tensor()
@@ -375,7 +377,8 @@ def valid_specs(draw) -> str:
                 lines.append(f"device {device}")
             else:
                 fact, unit = pick(draw, DEVICE_CHANGES)
-                value = _with_unit(str(draw(integers(1, 200))), unit, draw)
+                number = str(draw(integers(1, 200))) if draw(integers(0, 5)) else pick(draw, EXTREMES)
+                value = _with_unit(number, unit, draw)
                 base = f"device {names.new('my-gpu-')} from {device}" if draw(st.booleans()) else f"device {device}"
                 lines.append(f"{base} with {fact} = {value}")
     newline = pick(draw, ("\n", "\n", "\n", "\r\n"))
@@ -394,6 +397,9 @@ ODD = ("µ", "μ", "²", "³", "4096²", "４０９６", "٤٠٩٦", "𝟒𝟎�
 # Each character and what NFKC (or a careless keyboard) would turn it into.
 LOOKALIKES = {"µ": "μ", "μ": "µ", "2": "²", "3": "³", "x": "×", "×": "x", "*": "∗", "-": "−", "~": "∼",
               " ": "\u00a0", '"': "“", "0": "０", "4": "４", "1": "¹", "=": "＝", "e": "е", "a": "а", "≈": "≅"}
+# Numbers at the edges of what a float holds, and past them.
+EXTREMES = ("0", "0.0", "1e300", "1e-300", "1e305", "1e308", "1.7976931348623157e308", "2e308", "0e400", "1e-400",
+            "4.9e-324", "5e-324", "1e-320", "99999999999999999999", "1" + "0" * 39, "0.000000001", "1e15", "1e-15")
 KEYWORDS = ("device", "set", "is", "on", "with", "from", "fused", "eager", "launches", "of", "decode", "as",
             "a", "CUDA", "graph", "threads", "per", "block", "tiles", "across", "over", "model", "prefill",
             "train", "observed",
@@ -416,12 +422,17 @@ def bases(draw) -> str:
 
 @st.composite
 def mutations(draw, text: str) -> str:
-    """`text` with one mutation of the text: a cut, a swap, a dropped, repeated or replaced token, odd Unicode."""
+    """`text` with one mutation of the text: a cut, a swap, a dropped, repeated or replaced token, odd Unicode, a
+    number made extreme."""
     tokens = TOKEN.findall(text) or [""]
     kind = pick(draw, ("truncate", "swap", "drop", "repeat", "replace", "odd", "lookalike",
-                                 "indent", "newlines"))
+                                 "indent", "newlines", "extreme"))
     at = draw(integers(0, len(tokens) - 1))
-    if kind == "truncate":
+    if kind == "extreme":
+        numbers = [i for i, token in enumerate(tokens) if token[:1].isdigit()]
+        if numbers:
+            tokens[pick(draw, numbers)] = pick(draw, EXTREMES)
+    elif kind == "truncate":
         return text[:draw(integers(0, len(text)))]
     if kind == "swap":
         other = draw(integers(max(0, at - 8), min(len(tokens) - 1, at + 8)))
@@ -482,7 +493,8 @@ def odd_unicode_specs(draw) -> bytes:
 # byte that is not UTF-8 as os.fsdecode gives it, a right-to-left override, a line break, HTML, a mention).
 NAMES = ("spec", "spec", "spec", "spec", "spec", "spec", "::error title=FORGED::x", "a\x1b[31mred\x1b[0m",
          "bad\udcff", "r\u202eevil", "with space, comma:colon", "%0Aper%25cent", "ümlaut", "-dash", "##[error]x",
-         "new\nline", "cr\rhere", "@someone #1", "<b>tag</b>&amp;", "tab\tname", "bell\x07\x9b")
+         "new\nline", "cr\rhere", "@someone #1", "<b>tag</b>&amp;", "tab\tname", "bell\x07\x9b",
+         f"{MARKER} \"\"\" ''' \\ {{{{ x }}}}")
 
 
 @st.composite
@@ -536,10 +548,10 @@ def gpu_blocks(draw, spec: str) -> str:
 
 
 @st.composite
-def markdown_documents(draw) -> bytes:
+def markdown_documents(draw, required: tuple[str, ...] = ()) -> bytes:
     """A Markdown document: prose, headings, lists and quotes, with a grown spec (sometimes split in two) in gpu
     blocks, near misses among them; each line break `\\n`, `\\r\\n` or `\\r` (or one kind throughout)."""
-    spec = draw(valid_specs()) if draw(integers(0, 3)) else draw(mutations(draw(valid_specs())))
+    spec = draw(valid_specs(required)) if draw(integers(0, 3)) else draw(mutations(draw(valid_specs(required))))
     spec = normalized_breaks(spec)
     parts = [pick(draw, PROSE) for _ in range(draw(integers(0, 3)))]
     lines = spec.split("\n")
@@ -569,12 +581,14 @@ SPEC_STRATEGIES = ("grown", "mutated", "unicode", "bytes", "markdown")
 
 
 @st.composite
-def spec_files(draw, strategies: tuple[str, ...] = SPEC_STRATEGIES) -> tuple[str, str, bytes]:
-    """(the strategy that made it, the file's name, its bytes): a grown spec, a mutated real one, one with odd
-    Unicode, random bytes, or a Markdown document; a .gpu file, or a .md one for Markdown."""
+def spec_files(draw, strategies: tuple[str, ...] = SPEC_STRATEGIES, required: tuple[str, ...] = ()) \
+        -> tuple[str, str, bytes]:
+    """(the strategy that made it, the file's name, its bytes): a grown spec (with the `required` statements),
+    a mutated real one, one with odd Unicode, random bytes, or a Markdown document; a .gpu file, or a .md one for
+    Markdown."""
     strategy = pick(draw, strategies)
     if strategy == "grown":
-        data = draw(valid_specs()).encode("utf-8", "surrogatepass")
+        data = draw(valid_specs(required)).encode("utf-8", "surrogatepass")
     elif strategy == "mutated":
         data = draw(mutated_specs())
     elif strategy == "unicode":
@@ -582,7 +596,7 @@ def spec_files(draw, strategies: tuple[str, ...] = SPEC_STRATEGIES) -> tuple[str
     elif strategy == "bytes":
         data = draw(st.binary(max_size=400))
     else:
-        data = draw(markdown_documents())
+        data = draw(markdown_documents(required))
     markdown = strategy == "markdown" or (strategy == "bytes" and not draw(integers(0, 3)))
     suffix = pick(draw, (".md", ".md", ".markdown")) if markdown else ".gpu"
     return strategy, draw(file_names(suffix)), data
@@ -605,11 +619,11 @@ def seconds(draw, low: float = 1e-9, high: float = 10.0) -> float:
     return 10 ** draw(st.floats(math.log10(low), math.log10(high)))
 
 
-def timing_summary(draw, median: float) -> dict:
+def timing_summary(draw, median: float, spread: float | None = None) -> dict:
     """A timing summary as gpuspec.timing.Summary.to_dict writes it, of samples spread around `median`."""
     from gpuspec import timing
 
-    spread = pick(draw, (0.0, 0.001, 0.01, 0.2))
+    spread = pick(draw, (0.0, 0.001, 0.01, 0.2)) if spread is None else spread
     count = draw(integers(1, 12))
     samples = [median * (1 + spread * (i - count // 2) / max(1, count)) for i in range(count)]
     return {**timing.summarize(samples).to_dict(), "stopped_by": pick(draw, ("noise", "budget", "count"))}
@@ -655,10 +669,10 @@ def valid_results(draw, name: str, data: bytes) -> dict:
         metrics = {}
         if status == "ok":
             names = TIMED.get(workload.kind, ("time",))
-            whole = seconds(draw)
-            metrics[names[0]] = timing_summary(draw, whole)
-            if len(names) > 1 and draw(integers(0, 3)):
-                metrics[names[1]] = timing_summary(draw, whole * pick(draw, (1.0, 0.999, 0.5, 0.01, 1.04)))
+            metrics[names[0]] = timing_summary(draw, seconds(draw))
+            if len(names) > 1 and draw(integers(0, 3)):  # a part (busy, GPU time): at most timing noise above it
+                part = metrics[names[0]]["median"] * pick(draw, (1.0, 0.999, 0.5, 0.01, 1.04))
+                metrics[names[1]] = timing_summary(draw, part, spread=0.0)
         measurements.append({"key": harness.workload_key(statement, workload), "line": line, "statement": statement,
                              "status": status, "reason": None if status == "ok" else "the result was off by 3%",
                              "metrics": metrics})

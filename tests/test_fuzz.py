@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzz_properties import FORMATS, Case, cases, problem
+from fuzz_properties import FORMATS, Case, cases, problem, run
 from fuzzing import ROOT, fuzz_settings, markdown_documents, mutated_specs, valid_profiles, valid_results, valid_specs
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
@@ -37,18 +37,27 @@ def _holds(case: Case, folder: Path, codes: dict | None = None) -> None:
 
 def test_grown_specs_end_in_a_result_or_a_located_error_in_every_format(folder):
     codes: dict = {}
+    verdicts: dict = {}
 
     @fuzz_settings(0.35)
     @given(text=valid_specs(), format=st.sampled_from(FORMATS))
     def grown(text, format):
-        _holds(Case("grown", "spec.gpu", text.encode("utf-8"), "check", format), folder, codes)
+        case = Case("grown", "spec.gpu", text.encode("utf-8"), "check", format)
+        _holds(case, folder, codes)
+        if format == "json":  # the verdicts of the claims themselves, from the report _holds has just checked
+            outcome = run(folder, "check", "--format", "json", case.name)
+            for result in json.loads(outcome.out)["results"]:
+                verdicts[result["status"]] = verdicts.get(result["status"], 0) + 1
 
     grown()
-    # The grown specs exercise the check path, not only the parser: most are valid, and their claims both hold
-    # and fail, so the model's numbers were compared.
+    # The grown specs exercise the check path, not only the parser: most are valid (a file of several claims
+    # rarely has every one true, so most end in 1), and their claims both hold and fail, so the model's numbers
+    # were compared.
     total = sum(codes.values())
     assert codes.get(0, 0) + codes.get(1, 0) >= 0.7 * total, codes
-    assert codes.get(0, 0) >= 0.02 * total and codes.get(1, 0) >= 0.3 * total, codes
+    assert codes.get(1, 0) >= 0.3 * total, codes
+    claims = sum(verdicts.values())
+    assert verdicts.get("pass", 0) >= 0.1 * claims and verdicts.get("fail", 0) >= 0.1 * claims, verdicts
 
 
 @fuzz_settings(0.4)
@@ -93,7 +102,7 @@ def test_plot_data_are_finite_or_the_error_says_why(folder, case):
     _holds(case, folder)
 
 
-@fuzz_settings(0.2)
+@fuzz_settings(0.12)
 @given(case=cases("harness"))
 def test_harness_programs_compile_and_hold_spec_text_only_in_strings(folder, case):
     _holds(case, folder)
