@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuspec import kinds
 from gpuspec.files import WriteError, write_atomically
 from gpuspec.pipeline import Sources, evidence, run_check
 from gpuspec.plot import data, select
@@ -102,7 +103,7 @@ def _report_pictures(checked: Report, draw, profile, results) -> list[document.P
     if drawable:
         panels = data.roofline(drawable, _providers(loaded, profile, results, strict=False))
         pictures.append(document.Picture("The roofline", draw.render(draw.roofline(panels), "svg").decode()))
-    streams = [s for s in chosen if s.workload.kind == "stream"]
+    streams = [s for s in chosen if kinds.of(s.workload).timeline]
     if streams:
         pictures.append(document.Picture("The launch streams",
                                          draw.render(draw.timeline(data.timeline(streams)), "svg").decode()))

@@ -4,8 +4,9 @@ import math
 import pytest
 
 from gpuspec import devices, model
+from gpuspec.kinds.elementwise import Elementwise
 from gpuspec.model.estimate import ModelError
-from gpuspec.workloads import Apply, Elementwise, Scalar, Tensor
+from gpuspec.tensors import Apply, Scalar, Tensor
 
 H100 = devices.lookup("H100-SXM")
 X = Tensor("x", "bf16", (4096, 4096))

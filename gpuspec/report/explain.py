@@ -2,8 +2,18 @@
 from __future__ import annotations
 
 from gpuspec.model.values import Value
-from gpuspec.pipeline import Explanation
-from gpuspec.text import escaped
+from gpuspec.record import Record, record
+from gpuspec.text import Span, escaped
+
+
+@record
+class Explanation(Record):
+    """What `explain` shows for one workload or claim: where it is, what it is, and its values."""
+
+    span: Span
+    title: str
+    values: tuple[Value, ...]
+    errors: tuple[str, ...] = ()
 
 
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:
