@@ -18,14 +18,6 @@ from gpuspec.program import Program
 from gpuspec.resources import data_dir
 
 _STAGES: dict[str, object] = {}
-MEASURABLE = {
-    "elementwise": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
-    "stream": ("time", "busy_time", "busy_share", "idle_time", "idle_share", "host_time", "launch_time"),
-    "decode": ("step_time", "time", "gpu_time", "tokens_per_s", "busy_share", "overhead_share"),
-    "matmul": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate", "flop_utilization"),
-    "rowwise": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
-    "attention": ("time", "achieved_bandwidth", "bandwidth_utilization", "achieved_flop_rate"),
-}
 
 
 def workload_key(statement: str, workload) -> str:

@@ -72,7 +72,7 @@ def leaves_behind(workload, metric: str) -> frozenset[str]:
         for leaf in kind.measured_leaves:
             try:
                 value = e[leaf]
-            except ModelError:
+            except (ModelError, RecursionError):  # no model value to find: the claims say why
                 continue
             walked[0][id(value)] = (value, frozenset((leaf,)))
     try:
