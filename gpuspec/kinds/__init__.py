@@ -21,6 +21,7 @@ KINDS: tuple[Kind, ...] = (
     collective.KIND,
     elementwise.KIND,
 )
+FALLBACK = elementwise.KIND
 _BY_NAME = {kind.name: kind for kind in KINDS}
 
 

@@ -18,8 +18,8 @@ def mode(kind: Kind, subject: nodes.Subject, scope: Scope) -> str:
     (`compiled` is fused for a kernel; a decode step's `fused` is compiled)."""
     written = subject.options.mode or scope.mode
     if written not in kind.modes:
-        raise invalid(f"{kind.name}-options", f"{kind.article} runs "
-                      f"{' or '.join(f'`{word}`' for word in kind.modes)}, not `{written}`", subject.options.span)
+        raise invalid(f"{kind.name}-options", f"{kind.article} runs {_either(kind.modes)}, not `{written}`",
+                      subject.options.span)
     return kind.modes[written]
 
 
@@ -27,9 +27,15 @@ def call_mode(kind: Kind, subject: nodes.Subject, scope: Scope) -> str:
     """The mode of a workload written as a call (row-wise, attention): its only option."""
     written = subject.options
     if written.threads is not None or written.graph or written.tile is not None:
-        raise invalid(f"{kind.name}-options", f"{kind.article} takes only a mode: "
-                      f"{', '.join(f'`{word}`' for word in kind.modes)}", written.span)
+        raise invalid(f"{kind.name}-options", f"{kind.article} takes only a mode: {_either(kind.modes)}",
+                      written.span)
     return mode(kind, subject, scope)
+
+
+def _either(words) -> str:
+    """`eager`, `fused` or `compiled`."""
+    quoted = [f"`{word}`" for word in words]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
 
 
 def sample_window(scope: Scope, device: Device) -> float:

@@ -88,7 +88,7 @@ def tensor_expression(scope: Scope, expr: nodes.Expr, local: dict[str, Tensor]) 
 def _not_a_workload(expr: nodes.BinOp | nodes.Call) -> None:
     """An error for a kernel workload written inside an expression (`softmax(x) * 2`): it is a workload of its own."""
     kind = kinds.recognizing(expr)
-    if not kind.streamable or kind is kinds.KINDS[-1]:  # not a workload of kernels, or the elementwise fallback
+    if not kind.streamable or kind is kinds.FALLBACK:  # not a workload of kernels, or an elementwise expression
         return
     if isinstance(expr, nodes.BinOp):
         raise invalid(f"{kind.name}-inside", f"a {kind.noun} (`{expr.op}`) is a workload of its own; name it, then "
