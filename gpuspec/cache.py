@@ -5,13 +5,12 @@ fields, each span the six numbers after its file. An entry is found by a hash of
 everything that shapes its nodes (gpuspec's version, the grammar, the installed Lark, the code of parse.py and of
 the modules it builds nodes with, and this module's), and it is checked field by field against the node classes as
 it is read back: only those classes, each field of its declared type. Anything else, and any problem reading or
-writing, just means the spec is parsed. GPUSPEC_NO_CACHE=1 turns the cache off.
+writing, just means the spec is parsed. GPUSPEC_NO_CACHE=1 turns it off, with every other cache (cachedir).
 """
 from __future__ import annotations
 
 import builtins
 import operator
-import os
 import types
 import typing
 from pathlib import Path
@@ -35,7 +34,7 @@ class _Invalid(Exception):
 
 
 def _enabled() -> bool:
-    return not os.environ.get("GPUSPEC_NO_CACHE")
+    return cachedir.enabled()
 
 
 def code_paths() -> list[Path]:
@@ -126,7 +125,7 @@ _RESOLVED: dict[str, object] = {}
 
 
 def _resolve(tp):
-    """An annotation (nodes.py writes them as text) as a type: a name is looked up, anything else evaluated."""
+    """An annotation (nodes.py writes them as text) as a type: a name is looked up, anything else read by typing."""
     while isinstance(tp, str):
         found = _RESOLVED.get(tp)
         if found is None:
@@ -135,7 +134,9 @@ def _resolve(tp):
                 if found is None:
                     raise TypeError(f"nodes.py's annotation {tp!r} names nothing")
             else:
-                found = eval(tp, vars(nodes))  # an annotation in nodes.py's own source, never data
+                # an annotation in nodes.py's own source, never data: typing evaluates it in nodes' namespace
+                holder = type("Annotation", (), {"__annotations__": {"field": tp}})
+                found = typing.get_type_hints(holder, vars(nodes))["field"]
             _RESOLVED[tp] = found
         tp = found
     return tp

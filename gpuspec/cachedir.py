@@ -6,7 +6,8 @@ this user's, so nothing another user planted is ever read; every file is opened 
 following links, and written to a new file (O_EXCL) that is then renamed over the entry. Entry names are hashes of
 everything that shapes the entry, and of the folder's identity: an entry copied in from elsewhere (a cache folder
 committed to a repository, a restored CI cache) is never found. The folder is kept under MAX_ENTRIES and MAX_BYTES,
-the oldest entries going first. Every problem means a miss: callers then work from the source.
+the oldest entries going first. Every problem means a miss: callers then work from the source. GPUSPEC_NO_CACHE=1
+turns every cache off: nothing is read from the folder or written to it (nor is it made).
 
 Callers validate what they load: a JSON value is data, never code, but it may still be wrong.
 """
@@ -34,6 +35,12 @@ _SUPPORTED = bool(_O_NOFOLLOW and _O_DIRECTORY and hasattr(os, "geteuid")
                   and os.scandir in os.supports_fd)
 
 _stores = [0]  # by this process
+NO_CACHE = "GPUSPEC_NO_CACHE"
+
+
+def enabled() -> bool:
+    """False when GPUSPEC_NO_CACHE is set (to anything but the empty string): no cache of any kind is used."""
+    return not os.environ.get(NO_CACHE)
 
 
 def location() -> str | None:
@@ -59,7 +66,7 @@ _opened: dict[str, _Folder] = {}  # location -> the folder as this process opene
 
 def _open() -> _Folder | None:
     """The folder, if it passes the checks (again at every use: its owner or mode may have changed since)."""
-    if not _SUPPORTED:
+    if not _SUPPORTED or not enabled():
         return None
     path = location()
     if path is None:

@@ -249,7 +249,6 @@ def _update(report) -> int:
     from gpuspec import update
     from gpuspec.files import WriteError
     from gpuspec.pipeline import file_identity
-    from gpuspec.text import escaped
 
     edits = update.replacements(list(report.verdicts))
     by_file: dict[object, tuple[str, list]] = {}  # one file reached by two spellings is edited once
@@ -263,7 +262,7 @@ def _update(report) -> int:
             changed += update.apply(path, file_edits, report.texts.get(path))
             files += 1
         except WriteError as error:
-            print(f"gpuspec check --update: {escaped(str(error))}", file=sys.stderr)
+            print(shown_line(f"gpuspec check --update: {error}"), file=sys.stderr)
             refused += len(file_edits)
     left = report.count("fail") - changed - refused
     notes = [f"{refused} not written (see above)"] if refused else []
@@ -309,7 +308,7 @@ def _harness(args) -> int:
     plans, refused = harness.plans(program, line)
     if not plans:
         reasons = "; ".join(reason for _, reason in refused) or "no workload there"
-        print(f"{args.target}: nothing to measure: {reasons}", file=sys.stderr)
+        print(shown_line(f"{args.target}: nothing to measure: {reasons}"), file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(harness.render(path, plans, refused))
     return EXIT_OK
@@ -416,16 +415,17 @@ def _calibrate(args) -> int:
     options = _measure_options(args)
     reason = availability(options)
     if reason:
-        print(f"gpuspec calibrate: {reason}", file=sys.stderr)
+        print(shown_line(f"gpuspec calibrate: {reason}"), file=sys.stderr)
         return EXIT_INVALID
     try:
         profile = calibrate(args.out, options)
     except RuntimeError as error:
-        print(f"gpuspec calibrate: {error}", file=sys.stderr)
+        print(shown_line(f"gpuspec calibrate: {error}"), file=sys.stderr)
         return 1
     for name, value in profile.facts.items():
         print(f"{name:18} {value:.4g}")
-    print(f"profile of {profile.gpu or 'this machine'} written to {args.out}")
+    # the GPU's name is what the driver or a profile said: shown, never acted on
+    print(shown_line(f"profile of {profile.gpu or 'this machine'} written to {args.out}"))
     return EXIT_OK
 
 
@@ -433,14 +433,16 @@ def _fmt(args) -> int:
     from gpuspec import fmt
     from gpuspec.files import WriteError
     from gpuspec.pipeline import MARKDOWN_SUFFIXES, spec_files
-    from gpuspec.text import UnreadableText, escaped, read_file, write_back
+    from gpuspec.text import UnreadableText, read_file, write_back
 
+    # Every line that holds a path or spec text goes through shown_line: no control character, bidirectional
+    # mark or CI workflow command (`::error`, `##[`) from a file's name or text acts on what shows it.
     files, problems = spec_files(args.paths)
     for problem in problems:
-        print(f"gpuspec fmt: {escaped(problem.message)}", file=sys.stderr)
+        print(shown_line(f"gpuspec fmt: {problem.message}"), file=sys.stderr)
     changed, failed = 0, bool(problems)
     for path in files:
-        shown = escaped(str(path))
+        shown = str(path)
         if str(path) == "-":
             print("gpuspec fmt: - (standard input) has no file to write back to; give the file's path", file=sys.stderr)
             failed = True
@@ -452,16 +454,16 @@ def _fmt(args) -> int:
             else:
                 formatted = fmt.format_spec(read.written, str(path))
         except OSError as error:
-            print(f"gpuspec fmt: cannot read {shown}: {escaped(str(error.strerror or error))}", file=sys.stderr)
+            print(shown_line(f"gpuspec fmt: cannot read {shown}: {error.strerror or error}"), file=sys.stderr)
             failed = True
             continue
         except UnreadableText as error:
-            print(f"gpuspec fmt: {shown}:{error.line}:{error.column}: {error.reason}; it was left as it is",
+            print(shown_line(f"gpuspec fmt: {shown}:{error.line}:{error.column}: {error.reason}; it was left as it is"),
                   file=sys.stderr)
             failed = True
             continue
         except fmt.FormatError as error:
-            print(f"gpuspec fmt: {error}", file=sys.stderr)
+            print(shown_line(f"gpuspec fmt: {error}"), file=sys.stderr)
             failed = True
             continue
         if formatted == read.written:
@@ -470,15 +472,15 @@ def _fmt(args) -> int:
         if args.diff:
             sys.stdout.write(_fmt_diff(read.text, formatted, shown))
         elif args.check:
-            print(f"would reformat {shown}")
+            print(shown_line(f"would reformat {shown}"))
         else:
             try:
                 write_back(read, formatted)
             except WriteError as error:
-                print(f"gpuspec fmt: {error}", file=sys.stderr)
+                print(shown_line(f"gpuspec fmt: {error}"), file=sys.stderr)
                 failed = True
                 continue
-            print(f"reformatted {shown}")
+            print(shown_line(f"reformatted {shown}"))
     if failed:
         return EXIT_INVALID
     if args.check or args.diff:
@@ -487,15 +489,15 @@ def _fmt(args) -> int:
 
 
 def _fmt_diff(before: str, formatted: str, shown: str) -> str:
-    """A unified diff of the lines (control characters escaped, so it prints as it reads); a file whose only
-    change is its line breaks (mixed ones made one kind) says so."""
+    """A unified diff of the lines (each through shown_line, so it prints as it reads and runs nothing in a CI
+    log); a file whose only change is its line breaks (mixed ones made one kind) says so."""
     import difflib
 
-    from gpuspec.text import escaped, newline_of, normalized
+    from gpuspec.text import newline_of, normalized
 
     def lines(text: str) -> list[str]:  # split at line breaks only (splitlines would split at U+2028 too)
         return [line + "\n" for line in text.removesuffix("\n").split("\n")] if text else []
 
-    diff = "".join(escaped(line.rstrip("\n")) + "\n" for line in difflib.unified_diff(
+    diff = "".join(shown_line(line.rstrip("\n")) + "\n" for line in difflib.unified_diff(
         lines(before), lines(normalized(formatted)), shown, f"{shown} (formatted)"))
-    return diff or f"{shown}: every line break becomes {escaped(newline_of(formatted))}\n"
+    return diff or shown_line(f"{shown}: every line break becomes {newline_of(formatted)}") + "\n"

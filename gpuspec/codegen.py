@@ -45,6 +45,15 @@ def literal(value: float | int) -> Code:
     return Code(repr(float(value)))
 
 
+def text(value: str) -> Code:
+    """A str literal of any text (a path, a statement as written). repr escapes every control character and
+    bidirectional mark; `##[`, which a CI log runs as a command wherever it stands, is written `##\\x5b`: the
+    same string, shown as text when the program is printed."""
+    if not isinstance(value, str):
+        raise UnsafeValue(f"{value!r} is not text")
+    return Code(repr(value).replace("##[", "##\\x5b"))
+
+
 def torch_dtype(dtype: str) -> Code:
     if dtype not in TORCH_DTYPES:
         raise UnsafeValue(f"{dtype!r} is not a dtype the harness knows")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from pathlib import Path
 
 from gpuspec import __version__, codegen, kinds
 from gpuspec.codegen import Code, UnsafeValue
@@ -72,8 +71,8 @@ def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[t
         except RecursionError:
             refused.append((key, TOO_DEEP))
             continue
-        plan.update(key=Code(repr(key)), line=codegen.literal(span.line), statement=Code(repr(statement)),
-                    device=Code(repr(workload.device.name)),
+        plan.update(key=codegen.text(key), line=codegen.literal(span.line), statement=codegen.text(statement),
+                    device=codegen.text(workload.device.name),
                     raw={"key": key, "line": span.line, "statement": statement})
         found.append(plan)
     return found, refused
@@ -95,9 +94,9 @@ def render(path: str, workload_plans: list[dict], refused: list[tuple[str, str]]
     from gpuspec.templating import environment
 
     template = environment().get_template("program.py.jinja")
-    return template.render(spec=Code(repr(str(path))), version=Code(repr(__version__)), workloads=workload_plans,
-                           refused=[(Code(repr(k)), Code(repr(r))) for k, r in refused],
-                           timing_path=Code(repr(str(Path(__file__).resolve().parent.parent))))
+    # The program carries gpuspec/timing.py itself (templating.timing_rules): it runs where gpuspec is not installed
+    return template.render(spec=codegen.text(str(path)), version=Code(repr(__version__)), workloads=workload_plans,
+                           refused=[(codegen.text(k), codegen.text(r)) for k, r in refused])
 
 
 def template_names() -> list[str]:

@@ -274,13 +274,9 @@ def commit_of(path: str) -> str:
 
 def calibrate(out: str, options: Options) -> "object":
     """Run the calibration program and save its report as a profile. RuntimeError with the reason if it fails."""
-    from gpuspec import __version__
     from gpuspec import calibrate as profiles
-    from gpuspec.codegen import Code, literal
-    from gpuspec.templating import environment
 
-    source = environment().get_template("calibrate.py.jinja").render(version=Code(repr(__version__)),
-                                                                      launches=literal(1000))
+    source = calibration_source(launches=1000)
     try:
         folder = Path(tempfile.mkdtemp(prefix="gpuspec-"))
     except OSError as error:
@@ -315,3 +311,23 @@ def calibrate(out: str, options: Options) -> "object":
             raise RuntimeError(str(error)) from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def calibration_source(launches: int) -> str:
+    """The calibration program (templates/calibrate.py.jinja), `launches` tiny kernels per launch-cost sample."""
+    from gpuspec import __version__
+    from gpuspec.codegen import Code, literal
+    from gpuspec.templating import environment
+
+    return environment().get_template("calibrate.py.jinja").render(version=Code(repr(__version__)),
+                                                                    launches=literal(launches))
+
+
+def probe_source() -> str:
+    """The method probe (templates/probe.py.jinja): does a stream hold keep launch latency out of a GPU time, what
+    each kind of L2 flush leaves, and what full-width vectors are worth. scripts/gpu-verify runs it on the GPU."""
+    from gpuspec import __version__
+    from gpuspec.codegen import Code
+    from gpuspec.templating import environment
+
+    return environment().get_template("probe.py.jinja").render(version=Code(repr(__version__)))

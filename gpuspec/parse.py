@@ -1,6 +1,7 @@
 """Spec text -> Spec AST: the Lark LALR parser over grammar/gpuspec.lark, and syntax errors in words."""
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import math
@@ -69,6 +70,53 @@ class _Indentation(Indenter):
         except DedentError:
             raise _BadIndent(token) from None
 
+    def process(self, stream):
+        return super().process(_BRACKETS.pair(stream))
+
+
+class _Brackets:
+    """The brackets of the text being parsed, each paired with its partner as the lexer passes them on.
+
+    `(` and `)` are anonymous tokens that no node carries, so a node's extent can stop short of its own brackets;
+    pairing them once per parse lets the builder find those in constant time per call (or per bracket of a
+    statement), where scanning the text from each node was quadratic in the depth of `exp(exp(...))`.
+    """
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.offsets: list[int] = []  # where each bracket starts, in the order of the text
+        self.tokens: list[Token] = []
+        self.partners: dict[int, Token] = {}  # a bracket's offset -> the token that closes (or opens) it
+
+    def pair(self, stream):
+        opened, offsets, tokens, partners = [], self.offsets, self.tokens, self.partners
+        for token in stream:
+            kind = token.type
+            if kind in _OPENING:
+                opened.append(token)
+                offsets.append(token.start_pos)
+                tokens.append(token)
+            elif kind in _CLOSING:
+                if opened:
+                    opening = opened.pop()
+                    partners[opening.start_pos], partners[token.start_pos] = token, opening
+                offsets.append(token.start_pos)
+                tokens.append(token)
+            yield token
+
+    def within(self, start: int, end: int) -> list[Token]:
+        return self.tokens[bisect.bisect_left(self.offsets, start):bisect.bisect_left(self.offsets, end)]
+
+    def after(self, offset: int) -> Token | None:
+        at = bisect.bisect_left(self.offsets, offset)
+        return self.tokens[at] if at < len(self.tokens) else None
+
+
+_OPENING, _CLOSING = frozenset(_Indentation.OPEN_PAREN_types), frozenset(_Indentation.CLOSE_PAREN_types)
+_BRACKETS = _Brackets()
+
 
 # How the parser is built; scripts/generate_parser_tables.py builds it the same way to write parse_tables.py.
 LARK_OPTIONS = {"parser": "lalr", "maybe_placeholders": True}
@@ -108,6 +156,7 @@ def parse(source: SpecText) -> nodes.Spec:
     """Parse one spec. Raises SpecError with one located syntax diagnostic."""
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     _BUILDER.begin(source, text)
+    _BRACKETS.clear()
     try:
         statements = _parser().parse(text)
     except UnexpectedInput as error:
@@ -125,6 +174,8 @@ def parse(source: SpecText) -> nodes.Spec:
         span = Span(source.path, line, column, line, column + 1)
         raise SpecError([Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
                                     "indent every claim of a block by the same amount")]) from None
+    finally:
+        _BRACKETS.clear()  # the tokens are not kept past the parse
     return nodes.Spec(source.path, statements)
 
 
@@ -261,56 +312,34 @@ class _Builder(Transformer):
 
     def _bracketed(self, extent: _Extent) -> _Extent:
         """The extent widened over the brackets it opens or closes at its ends. `(` and `)` are anonymous tokens
-        that no child carries, so `(a + b) ≈ 20 µs` would start at `a`, and `z = (x + 1)` end at `1`."""
+        that no child carries, so `(a + b) ≈ 20 µs` would start at `a`, and `z = (x + 1)` end at `1`. Used for
+        statements and claims, which never nest in brackets, so looking at each bracket inside is linear."""
         if extent.empty:
             return extent
-        text, start, end = self._text, extent.start, extent.end
-        before = start - 1
-        while before >= 0 and text[before] in " \t\n":
-            before -= 1
-        after = end
-        while after < len(text) and text[after] in " \t\n":
-            after += 1
-        opens = before >= 0 and text[before] in "(["
-        closes = after < len(text) and text[after] in ")]"
-        if not (opens or closes):  # the usual case: nothing to look at
-            return extent
-        depth = lowest = 0
-        for char in text[start:end]:
-            if char in "([":
-                depth += 1
-            elif char in ")]":
-                depth -= 1
-                lowest = min(lowest, depth)
-            elif char in "#\"“":  # a comment or a quote: no brackets of the expression past here
-                closes = False
-                break
-        if opens and lowest < 0:
-            need, at = -lowest, start
-            while need and at > 0 and text[at - 1] in " \t\n([":
-                at -= 1
-                need -= text[at] in "(["
-            at += len(text[at:start]) - len(text[at:start].lstrip(" \t\n"))
-            extent.start, extent.line, extent.column = at, *self._place(at, extent.start, extent.line,
-                                                                        extent.column)
-        if closes and depth > 0:
-            need, at = depth, end
-            while need and at < len(text) and text[at] in " \t\n)]":
-                need -= text[at] in ")]"
-                at += 1
-            at -= len(text[end:at]) - len(text[end:at].rstrip(" \t\n"))
-            extent.end, extent.end_line, extent.end_column = at, *self._place(at, extent.end, extent.end_line,
-                                                                              extent.end_column)
+        first = last = None
+        for token in _BRACKETS.within(extent.start, extent.end):
+            partner = _BRACKETS.partners.get(token.start_pos)
+            if partner is None:
+                continue
+            if partner.start_pos < extent.start:
+                if first is None or partner.start_pos < first.start_pos:
+                    first = partner
+            elif partner.start_pos >= extent.end:
+                if last is None or partner.end_pos > last.end_pos:
+                    last = partner
+        if first is not None:
+            extent.start, extent.line, extent.column = first.start_pos, first.line, first.column
+        if last is not None:
+            extent.end, extent.end_line, extent.end_column = last.end_pos, last.end_line, last.end_column
         return extent
 
-    def _place(self, offset: int, known: int, line: int, column: int) -> tuple[int, int]:
-        """The line and column of `offset`, from those of another offset (`known`) on the same or a nearby line."""
-        low, high = min(offset, known), max(offset, known)
-        breaks = self._text.count("\n", low, high)
-        if not breaks:
-            return line, column + offset - known
-        line += breaks if offset > known else -breaks
-        return line, offset - self._text.rfind("\n", 0, offset)
+    def _call_extent(self, extent: _Extent, name: Token) -> _Extent:
+        """A call's extent, from its name to the bracket that closes the one after it (no child carries it)."""
+        opening = _BRACKETS.after(name.end_pos)
+        closing = _BRACKETS.partners.get(opening.start_pos) if opening is not None else None
+        if closing is not None and closing.end_pos > extent.end:
+            extent.end, extent.end_line, extent.end_column = closing.end_pos, closing.end_line, closing.end_column
+        return extent
 
     def _number(self, token: Token) -> nodes.Number:
         text = str(token).rstrip("+")
@@ -619,7 +648,7 @@ class _Builder(Transformer):
 
     @_with_extent
     def call(self, meta, children):
-        meta = self._bracketed(meta)
+        meta = self._call_extent(meta, children[0])
         return nodes.Call(str(children[0]), children[1:], span=self._span(meta))
 
 

@@ -59,7 +59,10 @@ def roofline(targets: list[tuple[str, int | None]], out: str, profile: str | Non
     draw = drawing()
     loaded = select.load_targets(targets)
     chosen = select.roofline_subjects(loaded)
-    panels = data.roofline(chosen, _providers(loaded, profile, results))
+    try:
+        panels = data.roofline(chosen, _providers(loaded, profile, results))
+    except data.Undrawable as error:
+        raise PictureError(str(error)) from None
     _write(out, draw.render(draw.roofline(panels), format))
     points = len({(s.path, s.line) for s in chosen})
     return f"roofline of {points} workload{'s' * (points != 1)} on {len(panels)} device{'s' * (len(panels) != 1)} " \
@@ -71,7 +74,11 @@ def timeline(targets: list[tuple[str, int | None]], out: str) -> str:
     format = picture_format(out)
     draw = drawing()
     streams = select.stream_subjects(select.load_targets(targets))
-    _write(out, draw.render(draw.timeline(data.timeline(streams)), format))
+    try:
+        drawn = data.timeline(streams)
+    except data.Undrawable as error:
+        raise PictureError(str(error)) from None
+    _write(out, draw.render(draw.timeline(drawn), format))
     return f"timeline of {len(streams)} stream{'s' * (len(streams) != 1)} written to {out}"
 
 
@@ -101,12 +108,20 @@ def _report_pictures(checked: Report, draw, profile, results) -> list[document.P
     pictures = []
     drawable = [s for s in chosen if data.plottable(s.workload)]
     if drawable:
-        panels = data.roofline(drawable, _providers(loaded, profile, results, strict=False))
-        pictures.append(document.Picture("The roofline", draw.render(draw.roofline(panels), "svg").decode()))
+        try:
+            panels = data.roofline(drawable, _providers(loaded, profile, results, strict=False))
+        except data.Undrawable as error:  # the checks stand; the report says why this picture is missing
+            pictures.append(document.Picture("The roofline", "", f"not drawn: {error.reason}"))
+        else:
+            pictures.append(document.Picture("The roofline", draw.render(draw.roofline(panels), "svg").decode()))
     streams = [s for s in chosen if kinds.of(s.workload).timeline]
     if streams:
-        pictures.append(document.Picture("The launch streams",
-                                         draw.render(draw.timeline(data.timeline(streams)), "svg").decode()))
+        try:
+            drawn = data.timeline(streams)
+        except data.Undrawable as error:
+            pictures.append(document.Picture("The launch streams", "", f"not drawn: {error.reason}"))
+        else:
+            pictures.append(document.Picture("The launch streams", draw.render(draw.timeline(drawn), "svg").decode()))
     return pictures
 
 

@@ -292,7 +292,9 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
                 if sources.save_results:
                     try:
                         results.save(sources.save_results, fresh)
-                    except OSError as error:  # a full disk: the results file as it was, and the run reported
+                    # a full disk (OSError), or a measurement a results file cannot hold (ResultsError): the
+                    # results file as it was, and the run reported
+                    except (OSError, results.ResultsError) as error:
                         problems.append(Diagnostic("cannot-save-results", str(error), None,
                                                    "the measurements were checked but not saved"))
         statements = {id(w): text for _, program in programs for _, text, w in program.workloads}

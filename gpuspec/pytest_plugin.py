@@ -1,7 +1,8 @@
 """pytest plugin: every claim of a `.gpu` file (and, when asked, of Markdown gpu blocks) as a test item.
 
 Enable Markdown with `--gpuspec-markdown` or the ini setting `gpuspec_markdown = true`. A file that does not
-parse or resolve is one failing item that shows the errors.
+parse or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names
+(globs relative to the rootdir) are left to other collectors.
 """
 from __future__ import annotations
 
@@ -16,9 +17,14 @@ def pytest_addoption(parser) -> None:
                     help="also collect the gpu blocks of Markdown files as gpuspec claims")
     parser.addini("gpuspec_markdown", type="bool", default=False,
                   help="collect the gpu blocks of Markdown files as gpuspec claims")
+    parser.addini("gpuspec_exclude", type="linelist", default=[],
+                  help="files not to collect as gpuspec claims: globs relative to the rootdir (documents that "
+                       "show errors on purpose, or that another collector reads)")
 
 
 def pytest_collect_file(parent, file_path: Path):
+    if _excluded(parent.config, file_path):
+        return None
     if file_path.suffix == ".gpu":
         return SpecFile.from_parent(parent, path=file_path)
     if file_path.suffix in (".md", ".markdown") and _markdown_enabled(parent.config):
@@ -31,6 +37,19 @@ def pytest_collect_file(parent, file_path: Path):
         except OSError:
             return None
     return None
+
+
+def _excluded(config, file_path: Path) -> bool:
+    patterns = config.getini("gpuspec_exclude")
+    if not patterns:
+        return False
+    from fnmatch import fnmatchcase
+
+    try:
+        relative = file_path.relative_to(config.rootpath).as_posix()
+    except ValueError:  # outside the rootdir: no pattern names it
+        return False
+    return any(fnmatchcase(relative, pattern) for pattern in patterns)
 
 
 def _markdown_enabled(config) -> bool:
@@ -55,7 +74,7 @@ class SpecFile(pytest.File):
                                           text=_read(self.path))
             return
         for warning in source.warnings:  # a block that was nearly a gpu block: said, with the fix
-            self.warn(pytest.PytestWarning(f"{warning.span}: {warning.message}; {warning.help}"))
+            self.warn(pytest.PytestWarning(_shown(f"{warning.span}: {warning.message}; {warning.help}")))
         verdicts, errors = check(program)
         if errors:
             yield InvalidSpec.from_parent(self, name="errors", diagnostics=errors, text=text)
@@ -65,11 +84,19 @@ class SpecFile(pytest.File):
         seen: dict[str, int] = {}
         for claim_verdicts in grouped.values():
             claim = claim_verdicts[0].claim
-            name = f"{claim.statement.rstrip(':')} | {claim.text}"  # no `::`, which pytest reads as a separator
+            name = _shown(f"{claim.statement.rstrip(':')} | {claim.text}")
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:  # the same claim twice in one file: number the later ones
                 name = f"{name} [{seen[name]}]"
             yield ClaimItem.from_parent(self, name=name, verdicts=claim_verdicts)
+
+
+def _shown(text: str) -> str:
+    """User text in an item's name or a line pytest prints: no terminal escape, bidirectional mark or workflow
+    command (report.safe), and no `::`, which pytest reads as the separator of a node id's parts."""
+    from gpuspec.report.safe import shown_line
+
+    return shown_line(text).replace("::", ":\\x3a")
 
 
 def _read(path: Path) -> str:
@@ -97,7 +124,7 @@ class ClaimItem(pytest.Item):
         if failed:
             raise ClaimFailed(failed)
         if all(v.status == "skip" for v in self.verdicts):
-            pytest.skip("; ".join(v.message for v in self.verdicts))
+            pytest.skip(_shown("; ".join(v.message for v in self.verdicts)))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ClaimFailed):
@@ -107,7 +134,7 @@ class ClaimItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
-        return self.path, self.claim.span.line - 1, f"{self.claim.span}: {self.claim.text}"
+        return self.path, self.claim.span.line - 1, _shown(f"{self.claim.span}: {self.claim.text}")
 
 
 class InvalidSpec(pytest.Item):

@@ -12,6 +12,21 @@ from typing import Protocol
 STOPPED_BY_NOISE = "noise"
 STOPPED_BY_BUDGET = "budget"
 STOPPED_BY_MAX_SAMPLES = "max_samples"
+# Every sample was dropped (a throttled clock, a stream hold that timed out): the summary is of the dropped ones.
+STOPPED_ALL_DROPPED = "all_dropped"
+# What each stopping reason means, in words, for reports.
+STOP_REASONS = {
+    STOPPED_BY_NOISE: "the criterion was met (enough samples, enough time, spread under the limit)",
+    STOPPED_BY_BUDGET: "the time budget ran out first",
+    STOPPED_BY_MAX_SAMPLES: "the most samples allowed were taken",
+    STOPPED_ALL_DROPPED: "every sample was dropped (the reasons are kept); the summary is of the dropped samples",
+}
+
+# Warm-up by time, as triton.testing.do_bench does (25 ms): long enough for clocks to rise and caches to settle,
+# however long one call is.
+WARMUP_SECONDS = 0.025
+# nvbench drops samples taken while the SM clock is under 75% of its maximum: they time a throttled GPU.
+THROTTLE_THRESHOLD = 0.75
 
 _PAGE = 4096
 _MIN_FLUSH = 1 << 20
@@ -173,58 +188,128 @@ class FixedCount:
 
 
 @dataclasses.dataclass(frozen=True)
+class Sample:
+    """One timing with what was seen while it was taken: the SM clock (MHz, None where it cannot be read), and
+    `dropped`, the reason it must not count (a throttled clock, a stream hold that timed out), or None."""
+
+    seconds: float
+    clock_mhz: float | None = None
+    dropped: str | None = None
+
+
+def throttled(clock_mhz: float | None, max_mhz: float | None, threshold: float = THROTTLE_THRESHOLD) -> str | None:
+    """Why a sample taken at `clock_mhz` is throttled (under `threshold` × `max_mhz`), or None: also when either
+    clock is unknown, not finite or not positive (no reading says nothing)."""
+    if clock_mhz is None or max_mhz is None:
+        return None
+    if not (math.isfinite(clock_mhz) and math.isfinite(max_mhz) and clock_mhz > 0 and max_mhz > 0):
+        return None
+    if clock_mhz < threshold * max_mhz:
+        return f"throttled: SM clock under {threshold:.0%} of its {max_mhz:g} MHz maximum"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
 class Result:
-    """What measure() found: the timings' Summary, why it stopped, and the wall time the whole call took."""
+    """What measure() found: the timings' Summary, why it stopped, the wall time the whole call took, how many
+    warm-up calls ran, the samples dropped by reason, and the SM clock (MHz) over the kept samples."""
 
     summary: Summary
-    stopped_by: str  # "noise" (criterion satisfied), "budget" (time budget ran out), "max_samples"
+    stopped_by: str  # one of STOP_REASONS
     wall_seconds: float
+    warmup_calls: int = 0
+    dropped: dict[str, int] = dataclasses.field(default_factory=dict)
+    clock_mhz: dict[str, float] | None = None  # minimum, median, maximum and readings; None without readings
+
+    def to_dict(self) -> dict:
+        """The summary's fields, with stopped_by, warmup_calls, dropped and clock_mhz beside them: JSON-ready."""
+        values = self.summary.to_dict()
+        values.update(stopped_by=self.stopped_by, warmup_calls=int(self.warmup_calls),
+                      dropped={reason: int(count) for reason, count in self.dropped.items()},
+                      wall_seconds=float(self.wall_seconds))
+        if self.clock_mhz is not None:
+            values["clock_mhz"] = dict(self.clock_mhz)
+        return values
 
 
 def measure(
-    run_once: Callable[[], float],
+    run_once: Callable[[], float | Sample],
     criterion: StoppingCriterion,
     *,
-    warmup: int = 3,
+    warmup: int = 1,
+    warmup_time: float = WARMUP_SECONDS,
     max_samples: int = 10_000,
     budget: float = 10.0,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Result:
-    """Call run_once() warmup times (discarded), then repeatedly, each call returning one timing in seconds, until
+    """Warm up, then call run_once() repeatedly, each call returning one timing in seconds (or a Sample), until
     criterion.done(), max_samples timings, or `budget` seconds of wall time (measured with `clock`) have passed —
     at least one timing is always taken. Raises ValueError if run_once returns a negative or non-finite timing.
 
-    The criterion is reset first. The budget counts from the start of the call, warm-up included, so it bounds the
-    whole call; warm-up always runs in full even past the budget. Stopping reasons are checked after each timing in
-    the order noise, max_samples, budget: a criterion satisfied by the last timing reports "noise". wall_seconds
-    is the whole call, warm-up included. Warm-up timings are checked too: a bad one means a broken timer.
+    Warm-up calls run_once() at least `warmup` times and until `warmup_time` seconds of wall time have passed, and
+    discards them. The criterion is reset first. The budget counts from the start of the call, warm-up included, so
+    it bounds the whole call; warm-up always runs in full even past the budget. A Sample with a `dropped` reason is
+    counted by reason and kept out of the statistics and the criterion (it still counts towards max_samples and
+    spends budget); if every sample was dropped, the summary is of the dropped ones and stopped_by says so.
+    Stopping reasons are checked after each timing in the order noise, max_samples, budget: a criterion satisfied
+    by the last timing reports "noise". wall_seconds is the whole call, warm-up included. Warm-up timings are
+    checked too: a bad one means a broken timer.
     """
     if warmup < 0:
         raise ValueError(f"warmup must not be negative, got {warmup!r}")
+    if not (math.isfinite(warmup_time) and warmup_time >= 0):
+        raise ValueError(f"warmup_time must be finite and not negative, got {warmup_time!r}")
     if max_samples < 1:
         raise ValueError(f"max_samples must be at least 1, got {max_samples!r}")
     if not (budget >= 0):  # also rejects nan
         raise ValueError(f"budget must not be negative, got {budget!r}")
     start = clock()
     criterion.reset()
-    for _ in range(warmup):
-        _check_time(run_once())
-    times: list[float] = []
+    warmup_calls = 0
+    while warmup_calls < warmup or clock() - start < warmup_time:
+        _as_sample(run_once())
+        warmup_calls += 1
+    kept: list[Sample] = []
+    dropped: list[Sample] = []
     while True:
-        seconds = run_once()
-        _check_time(seconds)
-        times.append(seconds)
-        criterion.add(seconds)
-        if criterion.done():
+        sample = _as_sample(run_once())
+        if sample.dropped is None:
+            kept.append(sample)
+            criterion.add(sample.seconds)
+        else:
+            dropped.append(sample)
+        if kept and criterion.done():
             stopped_by = STOPPED_BY_NOISE
-        elif len(times) >= max_samples:
+        elif len(kept) + len(dropped) >= max_samples:
             stopped_by = STOPPED_BY_MAX_SAMPLES
         elif clock() - start >= budget:
             stopped_by = STOPPED_BY_BUDGET
         else:
             continue
         break
-    return Result(summary=summarize(times), stopped_by=stopped_by, wall_seconds=clock() - start)
+    if not kept:
+        stopped_by, kept = STOPPED_ALL_DROPPED, dropped
+    reasons: dict[str, int] = {}
+    for sample in dropped:
+        reasons[sample.dropped] = reasons.get(sample.dropped, 0) + 1
+    return Result(summary=summarize([s.seconds for s in kept]), stopped_by=stopped_by,
+                  wall_seconds=clock() - start, warmup_calls=warmup_calls, dropped=reasons,
+                  clock_mhz=_clocks([s.clock_mhz for s in kept]))
+
+
+def _as_sample(value: float | Sample) -> Sample:
+    """A Sample of what run_once returned, its timing checked (ValueError if negative or not finite)."""
+    sample = value if isinstance(value, Sample) else Sample(value)
+    _check_time(sample.seconds)
+    return sample
+
+
+def _clocks(readings: Sequence[float | None]) -> dict[str, float] | None:
+    """Minimum, median and maximum of the finite clock readings, and how many there were; None without any."""
+    found = sorted(float(r) for r in readings if r is not None and math.isfinite(r))
+    if not found:
+        return None
+    return {"minimum": found[0], "median": _percentile(found, 50), "maximum": found[-1], "readings": len(found)}
 
 
 def l2_flush_bytes(l2_bytes: float, factor: float = 2.0) -> int:

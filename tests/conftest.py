@@ -52,6 +52,13 @@ def errors(text: str) -> list:
     return list(run(text).diagnostics)
 
 
+def pytest_collect_file(parent, file_path: Path):
+    """tests/documents/*.md: each gpu block, with the expectations its comments write, is a test item."""
+    from document_items import collect
+
+    return collect(parent, file_path, ROOT / "tests" / "documents")
+
+
 @pytest.fixture
 def root() -> Path:
     return ROOT

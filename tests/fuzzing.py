@@ -13,21 +13,15 @@ repeats their tokens, puts odd Unicode in them (both micro signs, NFKC look-alik
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import json
+import math
 import os
 import re
-import signal
-import traceback
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-
-from gpuspec import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {path.name: path.read_text(encoding="utf-8") for path in sorted((ROOT / "specs").glob("*.gpu"))}
@@ -63,123 +57,9 @@ def pick(draw, options):
 integers = functools.lru_cache(maxsize=None)(st.integers)
 
 
-# --- the property ----------------------------------------------------------------------------------------------
-
-HANG_SECONDS = 20.0
-ERROR_LINE = re.compile(r"^(.+?):(\d+):(\d+): error\[([a-z-]+)\]: (.+)$", re.M)
-SUMMARY = re.compile(r"^\d+ passed, \d+ failed(, \d+ skipped)?$")
-FORMATS = ("text", "json", "junit", "markdown", "github")
-
-
-class Hang(BaseException):
-    """Raised by the alarm when one check runs longer than HANG_SECONDS (a BaseException: nothing swallows it)."""
-
-
-def _alarm(signum, frame):
-    raise Hang
-
-
-# Building the argument parser is most of the time a small spec takes to check; the fuzz builds it once.
-_PARSER = functools.lru_cache(maxsize=1)(cli._parser)
-
-
-@contextlib.contextmanager
-def _one_parser():
-    built, cli._parser = cli._parser, _PARSER
-    try:
-        yield
-    finally:
-        cli._parser = built
-
-
-def run_check(path: Path, format: str = "text") -> tuple[object, str, str]:
-    """(exit code, stdout, stderr) of `gpuspec check --format FORMAT PATH`, run by `gpuspec.cli.main` here.
-
-    The exit code is a string naming the problem when the command did not return one: an exception that
-    escaped, a SystemExit, or a hang.
-    """
-    out, err = io.StringIO(), io.StringIO()
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _one_parser():
-            code = cli.main(["check", "--format", format, str(path)])
-    except Hang:
-        code = f"hang: no result after {HANG_SECONDS:g} s"
-    except SystemExit as stop:
-        code = f"SystemExit({stop.code!r})"
-    except BaseException:  # noqa: B036 -- anything else is what the property forbids
-        code = "exception:\n" + traceback.format_exc()[-4000:]
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    return code, out.getvalue(), err.getvalue()
-
-
-def problem(data: bytes, folder: Path, format: str = "text", outcomes: dict | None = None) -> str | None:
-    """None when `data`, as a spec file, has the property; else what is wrong (for the failure message).
-
-    `outcomes`, when given, counts the exit codes seen.
-    """
-    path = folder / "fuzz.gpu"
-    path.write_bytes(data)
-    first = run_check(path, format)
-    code, out, err = first
-    if isinstance(code, str):
-        return code
-    if outcomes is not None:
-        outcomes[code] = outcomes.get(code, 0) + 1
-    if "Traceback" in out + err:
-        return "a traceback was printed:\n" + (out + err)[-3000:]
-    if code == 3:  # main caught an exception: GPUSPEC_DEBUG=1 shows its traceback
-        return "an internal error (exit 3):\n" + err[-3000:]
-    wrong = _shape_problem(code, out, str(path), format)
-    if wrong:
-        return wrong
-    second = run_check(path, format)  # the second run reads the parse from the cache the first one filled
-    if second != first:
-        return f"a second run differs: exit {first[0]} then {second[0]}\n--- first ---\n{first[1][-1500:]}" \
-               f"\n--- second ---\n{second[1][-1500:]}"
-    return None
-
-
-def _shape_problem(code: int, out: str, path: str, format: str) -> str | None:
-    if code not in (0, 1, 2, 5):
-        return f"exit code {code}"
-    if code == 5 and "nothing checked: " not in out.lower() and format in ("text", "markdown", "github"):
-        return f"exit 5 without saying that nothing was checked:\n{out[-2000:]}"
-    if format == "text":
-        errors = list(ERROR_LINE.finditer(out))
-        if code == 2:
-            if not errors:
-                return f"exit 2 without a located error:\n{out[-2000:]}"
-            for match in errors:
-                if match.group(1) != path or int(match.group(2)) < 1 or int(match.group(3)) < 1:
-                    return f"an error without a location in the file: {match.group(0)!a}"
-        elif errors:
-            return f"exit {code} with an error:\n{out[-2000:]}"
-        if not SUMMARY.match(out.rstrip("\n").rsplit("\n", 1)[-1]):
-            return f"no summary line at the end:\n{out[-1000:]}"
-    elif format == "json":
-        try:
-            report = json.loads(out)
-        except json.JSONDecodeError as error:
-            return f"the JSON report does not parse: {error}"
-        if (code == 2) != bool(report["errors"]):
-            return f"exit {code} with {len(report['errors'])} errors in the JSON report"
-        for error in report["errors"]:
-            if error["file"] != path or not (isinstance(error["line"], int) and error["line"] >= 1) \
-                    or not (isinstance(error["column"], int) and error["column"] >= 1):
-                return f"a JSON error without a location: {error!a}"
-    elif format == "junit":
-        try:
-            ElementTree.fromstring(out)
-        except ElementTree.ParseError as error:
-            return f"the JUnit report is not XML: {error}"
-    elif format == "github":
-        if code == 2 and f"::error file={path.replace(':', '%3A').replace(',', '%2C')},line=" not in out:
-            return f"exit 2 without a located ::error command:\n{out[-2000:]}"
-    return None
+def choose(draw, items: list):
+    """One of `items`, which need not be hashable (pick's options are)."""
+    return items[draw(integers(0, len(items) - 1))]
 
 
 # --- growing valid specs from the language's pieces ------------------------------------------------------------
@@ -244,9 +124,15 @@ IMPLICIT = {
     "collective": ["ms", "µs", "GB moved"],
     "training": ["s", "ms", "TFLOP"],
 }
-COMMENTS = ("# a comment", "# ≈ 20 µs, 4096², “quoted”", "#", "# --- a section ---")
+# MARKER stands for spec text that must never become code: the harness property looks for it outside the
+# generated program's string literals. The text around it is what would end a literal or a comment early.
+MARKER = "Zq9fz"
+COMMENTS = ("# a comment", "# ≈ 20 µs, 4096², “quoted”", "#", "# --- a section ---",
+            f"# {MARKER} \"\"\" ''' {{{{ x }}}} \\ \\n %s ::error::x ##[error]",
+            f"# {MARKER}\x1b]0;title\x07 \x1b[2J \u202e")
 QUOTES = ('"A sentence the claims below check."', '"x is 4096 × 4096 = 16,777,216 numbers."',
-          "“curly quotes, with ≈ and µ”", '"a sentence\nover two lines"')
+          "“curly quotes, with ≈ and µ”", '"a sentence\nover two lines"',
+          f"“{MARKER} \"\"\"); import os; os.system('x') # ''' {{{{ x }}}}”", f'"{MARKER} \\ \x1b[31m ::error::x"')
 
 
 @st.composite
@@ -374,7 +260,7 @@ def valid_specs(draw) -> str:
         return name
 
     def workload(kind: str, head: str, named: bool) -> None:
-        if kind in OBSERVED and not draw(integers(0, 3)):
+        if kind in OBSERVED and not draw(integers(0, 9)):
             head += f" observed {pick(draw, OBSERVED[kind])}"
         name = names.new(pick(draw, ("y", "w", "step", "z"))) if named else None
         body = _claim_lines(draw, kind, name)
@@ -588,3 +474,328 @@ def odd_unicode_specs(draw) -> bytes:
     odd = pick(draw, ODD) if draw(integers(0, 3)) else draw(st.text(min_size=1, max_size=3))
     tokens.insert(at, odd)
     return "".join(tokens).encode("utf-8", "surrogatepass")
+
+
+# --- file names ------------------------------------------------------------------------------------------------
+
+# Names a spec may have: most plain; some that a printer must escape (a workflow command, a terminal escape, a
+# byte that is not UTF-8 as os.fsdecode gives it, a right-to-left override, a line break, HTML, a mention).
+NAMES = ("spec", "spec", "spec", "spec", "spec", "spec", "::error title=FORGED::x", "a\x1b[31mred\x1b[0m",
+         "bad\udcff", "r\u202eevil", "with space, comma:colon", "%0Aper%25cent", "ümlaut", "-dash", "##[error]x",
+         "new\nline", "cr\rhere", "@someone #1", "<b>tag</b>&amp;", "tab\tname", "bell\x07\x9b")
+
+
+@st.composite
+def file_names(draw, suffix: str) -> str:
+    """A file's name (no folder) ending in `suffix`."""
+    return pick(draw, NAMES) + suffix
+
+
+# --- Markdown documents ----------------------------------------------------------------------------------------
+
+PROSE = ("Some prose about the kernel: it moves 64 MB in ≈ 20 µs.", "Two spaces end this line.  ",
+         "Inline `code`, *emphasis*, @someone and #12.", "<div>an HTML block</div>", "::error title=FORGED::prose",
+         "\x1b[31mred\x1b[0m text", "right\u202eto left", "a\u2028separator and a\u0085next line",
+         "# A heading", "## Sub ≈ µs", "| a | b |\n|---|---|\n| 1 | 2 |", "```python\nprint('not gpu')\n```",
+         "    indented code\n    block", "~~~\nplain fence\n~~~", "Text with ```gpu inline``` in it.",
+         "<!-- a comment -->", "1. item\n2. item", "> a quote", "- a list\n- of items", "Text <!-- gpu y -->.",
+         "***", "Setext heading\n==============", "A line\\\nwith a hard break", "&lt;escaped&gt; &amp; <b>raw</b>")
+# How a fenced block opens: most read as gpu blocks, some are near misses (a warning, nothing checked).
+OPENERS = ("```gpu", "```gpu", "```gpu", "~~~gpu", "````gpu", "``` gpu", "```gpu title=a", "```GPU", "```gpu,",
+           "```{.gpu}", "```Gpu", "```gpus", "``` python")
+CONTAINERS = ("", "", "", "- ", "1. ", "> ", "  - ", "> - ")
+
+
+def _contained(lines: list[str], container: str) -> list[str]:
+    """`lines` inside a list item or block quote: the marker on the first line, its width (or `>`) on the rest."""
+    if not container:
+        return lines
+    rest = "> " if container.startswith(">") else " " * len(container)
+    if container.startswith("> ") and len(container) > 2:  # a list inside a quote
+        rest = "> " + " " * (len(container) - 2)
+    return [container + lines[0]] + [(rest + line) if line else rest.rstrip() for line in lines[1:]]
+
+
+@st.composite
+def gpu_blocks(draw, spec: str) -> str:
+    """`spec` in a fence (of any opener, sometimes unclosed, in a container) or in a hidden comment."""
+    lines = spec.rstrip("\n").split("\n")
+    form = pick(draw, ("fence", "fence", "fence", "fence", "hidden", "hidden-one-line", "hidden-near", "buried"))
+    if form == "fence":
+        opener = pick(draw, OPENERS)
+        closer = opener[: len(opener) - len(opener.lstrip("`~"))]
+        body = [opener] + lines + ([closer] if draw(integers(0, 7)) else [])
+        return "\n".join(_contained(body, pick(draw, CONTAINERS)))
+    if form == "hidden":
+        return "\n".join(["<!-- gpu"] + lines + ["-->"])
+    if form == "hidden-one-line":
+        return f"<!-- gpu {lines[0]} -->"
+    if form == "hidden-near":
+        return "\n".join([pick(draw, ("<!-- GPU", "<!--gpu", "<!-- Gpu"))] + lines + ["-->"])
+    return "\n".join(["<div>", pick(draw, ("<!-- gpu", "```gpu"))] + lines + ["-->", "</div>"])
+
+
+@st.composite
+def markdown_documents(draw) -> bytes:
+    """A Markdown document: prose, headings, lists and quotes, with a grown spec (sometimes split in two) in gpu
+    blocks, near misses among them; each line break `\\n`, `\\r\\n` or `\\r` (or one kind throughout)."""
+    spec = draw(valid_specs()) if draw(integers(0, 3)) else draw(mutations(draw(valid_specs())))
+    spec = normalized_breaks(spec)
+    parts = [pick(draw, PROSE) for _ in range(draw(integers(0, 3)))]
+    lines = spec.split("\n")
+    split = draw(integers(1, max(1, len(lines) - 1))) if draw(integers(0, 2)) == 0 else len(lines)
+    first, second = "\n".join(lines[:split]), "\n".join(lines[split:])
+    for piece in (first, second):
+        if piece.strip():
+            parts.insert(draw(integers(0, len(parts))), draw(gpu_blocks(piece)))
+    for _ in range(draw(integers(0, 2))):
+        parts.insert(draw(integers(0, len(parts))), pick(draw, PROSE))
+    text = "".join(part + pick(draw, ("\n\n", "\n\n", "\n")) for part in parts)
+    style = pick(draw, ("\n", "\n", "\r\n", "\r", "mixed"))
+    pieces = text.split("\n")
+    text = pieces[0] + "".join((pick(draw, ("\n", "\r\n", "\r")) if style == "mixed" else style) + piece
+                               for piece in pieces[1:])
+    data = text.encode("utf-8", "surrogatepass")
+    return (b"\xef\xbb\xbf" + data) if not draw(integers(0, 9)) else data
+
+
+def normalized_breaks(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# --- the spec files every command is given ---------------------------------------------------------------------
+
+SPEC_STRATEGIES = ("grown", "mutated", "unicode", "bytes", "markdown")
+
+
+@st.composite
+def spec_files(draw, strategies: tuple[str, ...] = SPEC_STRATEGIES) -> tuple[str, str, bytes]:
+    """(the strategy that made it, the file's name, its bytes): a grown spec, a mutated real one, one with odd
+    Unicode, random bytes, or a Markdown document; a .gpu file, or a .md one for Markdown."""
+    strategy = pick(draw, strategies)
+    if strategy == "grown":
+        data = draw(valid_specs()).encode("utf-8", "surrogatepass")
+    elif strategy == "mutated":
+        data = draw(mutated_specs())
+    elif strategy == "unicode":
+        data = draw(odd_unicode_specs())
+    elif strategy == "bytes":
+        data = draw(st.binary(max_size=400))
+    else:
+        data = draw(markdown_documents())
+    markdown = strategy == "markdown" or (strategy == "bytes" and not draw(integers(0, 3)))
+    suffix = pick(draw, (".md", ".md", ".markdown")) if markdown else ".gpu"
+    return strategy, draw(file_names(suffix)), data
+
+
+# --- results files and profiles --------------------------------------------------------------------------------
+
+# What each kind of workload's harness times (gpuspec.sources reads these).
+TIMED = {"stream": ("time", "busy_time"), "decode": ("step_time", "gpu_time")}
+HOSTILE_VALUES = (float("nan"), float("inf"), float("-inf"), -1, -1e-9, 0, 0.0, -0.0, 1e308, 1.7976931348623157e308,
+                  5e-324, 1e-320, 10**400, 2**63, 2**1024, -(10**30), "", "0.001", "x" * 100_000,
+                  "\x1b[31m::error title=FORGED::x", "\u202e", "\ud800", None, True, False, [], {}, [[[[[]]]]],
+                  {"median": 1}, 1e-12, 86_400.0, 86_400.1, 10.0, 1e16, 1e19, 0.5)
+
+
+def seconds(draw, low: float = 1e-9, high: float = 10.0) -> float:
+    """A time in seconds, log-uniform in [low, high], sometimes exactly at an end."""
+    if not draw(integers(0, 9)):
+        return pick(draw, (low, high))
+    return 10 ** draw(st.floats(math.log10(low), math.log10(high)))
+
+
+def timing_summary(draw, median: float) -> dict:
+    """A timing summary as gpuspec.timing.Summary.to_dict writes it, of samples spread around `median`."""
+    from gpuspec import timing
+
+    spread = pick(draw, (0.0, 0.001, 0.01, 0.2))
+    count = draw(integers(1, 12))
+    samples = [median * (1 + spread * (i - count // 2) / max(1, count)) for i in range(count)]
+    return {**timing.summarize(samples).to_dict(), "stopped_by": pick(draw, ("noise", "budget", "count"))}
+
+
+def workloads_of(name: str, data: bytes) -> list[tuple[int, str, object]]:
+    """The (line, statement, workload) of each workload of a spec file's bytes; none when it does not check."""
+    from gpuspec import markdown
+    from gpuspec.diagnostics import SpecError
+    from gpuspec.pipeline import compile_text
+    from gpuspec.text import UnreadableText, decode
+
+    try:
+        source = decode(data, name).spec()
+        if name.endswith((".md", ".markdown")):
+            source = markdown.extract(name, source.text)
+        program = compile_text(source)
+    except (SpecError, UnreadableText):
+        return []
+    return [(span.line, text, workload) for span, text, workload in program.workloads]
+
+
+def gpu_name(draw, workloads) -> str | None:
+    """The GPU a results file or profile says it ran on: usually the spec's own device as CUDA would name it."""
+    devices = sorted({w.device.name.split(" ")[0] for _, _, w in workloads})
+    return pick(draw, (*(f"NVIDIA {d}" for d in devices), *(f"NVIDIA {d}" for d in devices),
+                       "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X", "", None))
+
+
+@st.composite
+def valid_results(draw, name: str, data: bytes) -> dict:
+    """A results file as gpuspec.results.save writes it, measuring some workloads of the spec `data` (and
+    keys of no workload): statuses ok, wrong and error, timings of every size a GPU or the interpreter gives."""
+    from gpuspec import harness
+
+    workloads = workloads_of(name, data)
+    gpu = gpu_name(draw, workloads)
+    provenance = {"gpu": gpu, "device": pick(draw, ("cuda", "cpu")), "torch": "2.13.0", "date": "2026-05-09"}
+    measurements = []
+    chosen = [w for w in workloads if draw(integers(0, 4))] or workloads[:1]
+    for line, statement, workload in chosen:
+        status = pick(draw, ("ok", "ok", "ok", "ok", "wrong", "error"))
+        metrics = {}
+        if status == "ok":
+            names = TIMED.get(workload.kind, ("time",))
+            whole = seconds(draw)
+            metrics[names[0]] = timing_summary(draw, whole)
+            if len(names) > 1 and draw(integers(0, 3)):
+                metrics[names[1]] = timing_summary(draw, whole * pick(draw, (1.0, 0.999, 0.5, 0.01, 1.04)))
+        measurements.append({"key": harness.workload_key(statement, workload), "line": line, "statement": statement,
+                             "status": status, "reason": None if status == "ok" else "the result was off by 3%",
+                             "metrics": metrics})
+    if not draw(integers(0, 5)):
+        measurements.append({"key": "0123456789abcdef", "line": 1, "statement": "y = x * 2", "status": "ok",
+                             "reason": None, "metrics": {"time": timing_summary(draw, seconds(draw))}})
+    return {"version": 1, "runs": [{"spec": name, "provenance": provenance, "measurements": measurements}]}
+
+
+@st.composite
+def valid_profiles(draw, name: str, data: bytes) -> dict:
+    """A profile as gpuspec.calibrate.save writes it, for the spec's GPU (usually), each fact measured anywhere in
+    the range a profile may hold (its ends included)."""
+    from gpuspec import schema
+
+    gpu = gpu_name(draw, workloads_of(name, data))
+    facts = {}
+    for fact, field in schema.FACTS.items():
+        if draw(integers(0, 3)):
+            low, high = max(field.low, 1e-300), field.high
+            facts[fact] = pick(draw, (low, high)) if not draw(integers(0, 5)) else \
+                10 ** draw(st.floats(math.log10(low), math.log10(high)))
+    return {"version": 1, "gpu": gpu, "provenance": {"gpu": gpu, "device": "cuda", "torch": "2.13.0"},
+            "facts": facts, "samples": {"copy": [1.0, 2.0]}, "ladder": {}}
+
+
+def _places(value, path=()):
+    """Every (path, value) in a JSON value, the value itself first."""
+    waiting = [(path, value)]
+    while waiting:
+        path, item = waiting.pop()
+        yield path, item
+        if isinstance(item, dict):
+            waiting.extend((path + (key,), child) for key, child in item.items())
+        elif isinstance(item, list):
+            waiting.extend((path + (i,), child) for i, child in enumerate(item))
+
+
+def _at(value, path):
+    for step in path:
+        value = value[step]
+    return value
+
+
+@st.composite
+def json_mutations(draw, value):
+    """`value` (a JSON object, copied) with one key dropped, a value replaced by a hostile one or by another key's,
+    a key added, a number scaled, or two values swapped."""
+    import copy
+
+    value = copy.deepcopy(value)
+    places = list(_places(value))
+    path, item = choose(draw, places) if len(places) > 1 else ((), value)
+    kind = pick(draw, ("drop", "replace", "replace", "add", "scale", "swap", "retype"))
+    if not path:
+        kind = "add" if isinstance(value, dict) else kind
+    parent = _at(value, path[:-1]) if path else None
+    if kind == "drop" and path:
+        del parent[path[-1]]
+    elif kind == "replace" and path:
+        other = choose(draw, HOSTILE_VALUES) if draw(integers(0, 3)) else choose(draw, places)[1]
+        parent[path[-1]] = copy.deepcopy(other)  # a copy: a value put inside itself would never end
+    elif kind == "add" and isinstance(item, dict):
+        item[pick(draw, ("extra", "median", "p10", "gpu", "runs", "x" * 300, "a.b", "\x1b", ""))] = \
+            copy.deepcopy(choose(draw, HOSTILE_VALUES))
+    elif kind == "scale" and path and isinstance(item, (int, float)) and not isinstance(item, bool):
+        parent[path[-1]] = item * pick(draw, (0, -1, 1e300, 1e-300, 10, 0.1, 1.5, 1e6))
+    elif kind == "swap" and path and len(places) > 2:
+        other, _ = choose(draw, places)
+        if other and other[:len(path)] != path and path[:len(other)] != other:
+            parent[path[-1]], _at(value, other[:-1])[other[-1]] = _at(value, other), item
+    elif kind == "retype" and path:
+        parent[path[-1]] = [item] if not isinstance(item, list) else {"item": item}
+    return value
+
+
+def _deep(levels: int) -> bytes:
+    return b"[" * levels + b"]" * levels
+
+
+@st.composite
+def json_files(draw, valid: dict) -> tuple[str, bytes]:
+    """(how it was made, the bytes of a JSON file) from a valid object: as it is, mutated, or hostile as text
+    (truncated, bytes that are not UTF-8, a key given twice, nesting 100,000 deep, a number of 5,000 digits)."""
+    form = pick(draw, ("valid", "valid", "mutated", "mutated", "mutated", "mutated", "text", "grown"))
+    value = valid
+    if form == "mutated":
+        for _ in range(draw(integers(1, 3))):
+            value = draw(json_mutations(value))
+    if form == "grown":
+        value = draw(st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=20),
+                                  lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                                      st.sampled_from(("version", "runs", "facts", "gpu", "median", "x")), inner,
+                                      max_size=4), max_leaves=20))
+        if isinstance(value, dict) and draw(st.booleans()):
+            value = {"version": 1, **value}
+    try:
+        data = json.dumps(value, ensure_ascii=pick(draw, (True, False))).encode("utf-8", "surrogatepass")
+    except (ValueError, OverflowError):
+        data = b"{}"
+    if form == "text":
+        kind = pick(draw, ("truncate", "bytes", "twice", "deep", "digits", "bom", "empty", "not-json", "deep-value"))
+        if kind == "truncate":
+            data = data[:draw(integers(0, len(data)))]
+        elif kind == "bytes":
+            at = draw(integers(0, len(data)))
+            data = data[:at] + draw(st.binary(min_size=1, max_size=6)) + data[at:]
+        elif kind == "twice":
+            key = pick(draw, (b'"median": ', b'"version": ', b'"facts": ', b'"key": ', b'"gpu": '))
+            data = data.replace(key, key + b'1e-3, ' + key, 1)
+        elif kind == "deep":
+            data = _deep(draw(integers(1_000, 100_000)))
+        elif kind == "deep-value":
+            data = data.replace(b'"gpu": ', b'"gpu": ' + _deep(50_000) + b', "x": ', 1)
+        elif kind == "digits":
+            data = data.replace(b'"median": ', b'"median": 1' + b"0" * 5_000 + b', "y": ', 1)
+        elif kind == "bom":
+            data = b"\xef\xbb\xbf" + data
+        elif kind == "empty":
+            data = b""
+        else:
+            data = pick(draw, (b"NaN", b"[]", b"null", b"1", b'"text"', b"{,}", b"\x00" * 10, b"{'version': 1}"))
+        return f"hostile-{kind}", data
+    return form, data
+
+
+@st.composite
+def results_cases(draw):
+    """(strategy, name, spec bytes, how the results file was made, its bytes)."""
+    strategy, name, data = draw(spec_files(("grown", "grown", "grown", "markdown", "mutated")))
+    made, side = draw(json_files(draw(valid_results(name, data))))
+    return strategy, name, data, made, side
+
+
+@st.composite
+def profile_cases(draw):
+    """(strategy, name, spec bytes, how the profile was made, its bytes)."""
+    strategy, name, data = draw(spec_files(("grown", "grown", "grown", "markdown", "mutated")))
+    made, side = draw(json_files(draw(valid_profiles(name, data))))
+    return strategy, name, data, made, side

@@ -442,6 +442,36 @@ def test_a_full_disk_while_saving_results_keeps_the_old_file_and_leaves_no_tempo
     assert [r["status"] for r in measured] == ["pass"]  # measured and checked, only not saved
 
 
+def test_measurements_a_results_file_cannot_hold_are_an_error_that_keeps_the_old_file(tmp_path, monkeypatch, capsys):
+    import attrs
+
+    from gpuspec import results
+
+    python, _ = fake_python(tmp_path)
+    monkeypatch.setattr(sys, "executable", python)
+    saved = tmp_path / "saved.json"
+    saved.write_text('{"version": 1, "runs": []}\n', encoding="utf-8")
+    spec = tmp_path / "a.gpu"
+    spec.write_text(SPEC, encoding="utf-8")
+    # A harness report is checked key by key as it is read, so what reaches save passes its check today; a GPU
+    # name longer than a results file holds stands in for anything save's own check refuses (a ResultsError,
+    # which ended the run as an internal error, exit 3).
+    real_save = results.save
+    monkeypatch.setattr(results, "save", lambda path, found: real_save(
+        path, [attrs.evolve(m, provenance={**m.provenance, "gpu": "G" * 201}) for m in found]))
+    code = main(["check", "--measure", "--format", "json", "--save-results", str(saved), str(spec)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out + err and "internal error" not in err
+    (error,) = json.loads(out)["errors"]
+    assert error["code"] == "cannot-save-results" and error["message"].startswith(f"cannot save {saved}: ")
+    assert "a GPU's name of at most 200 characters" in error["message"]
+    assert error["help"] == "the measurements were checked but not saved"
+    assert saved.read_text(encoding="utf-8") == '{"version": 1, "runs": []}\n'
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("saved")] == ["saved.json"]
+    measured = [r for r in json.loads(out)["results"] if r["source"] == "measured"]
+    assert [r["status"] for r in measured] == ["pass"]
+
+
 @pytest.mark.parametrize("template", ["program.py.jinja", "calibrate.py.jinja"])
 def test_a_generated_program_on_a_full_disk_leaves_no_partial_report(tmp_path, template):
     import ast

@@ -313,7 +313,9 @@ def replaced(data, keys: tuple, value=None, drop: bool = False):
 NOT_RESULTS = "is not a gpuspec results file of version 1"
 # Keys a measurement may leave out (a stream measured without its whole time is the test after next); in a run's
 # provenance any key may be left out.
-OPTIONAL = {"reason", "mean", "minimum", "maximum", "total", "relative_spread", "stopped_by", "busy_time"}
+OPTIONAL = {"reason", "mean", "minimum", "maximum", "total", "relative_spread", "stopped_by", "busy_time",
+            # what a harness records beside a summary for people to read: how it was taken, what ran
+            "warmup_calls", "dropped", "wall_seconds", "method", "clock_source", "kernels", "clock_mhz", "backend"}
 
 
 def owner(keys: tuple) -> str:

@@ -1,6 +1,6 @@
 """The spec language: every way of writing a claim parses to the same meaning."""
 import pytest
-from conftest import H100, errors, only, verdicts
+from conftest import H100, only, verdicts
 
 from gpuspec import nodes
 from gpuspec.parse import parse
@@ -17,17 +17,6 @@ def test_the_lesson_sentence_holds_in_both_spellings(line):
     found = verdicts(H100 + line)
     assert [v.claim.metric for v in found] == ["bound", "time", "waves"]
     assert all(v.status == "pass" for v in found)
-
-
-@pytest.mark.parametrize("line, shown", [
-    ("x*2 on 4096² bf16 is compute-bound", "memory"),
-    ("x*2 on 4096² bf16 is memory-bound, ≈30µs", "20.03 µs"),
-    ("x*2 on 4096² bf16 is memory-bound, 70 waves", "62.06"),
-])
-def test_wrong_numbers_fail_and_show_the_computed_value(line, shown):
-    failed = [v for v in verdicts(H100 + line) if v.status == "fail"]
-    assert len(failed) == 1
-    assert shown in failed[0].message
 
 
 @pytest.mark.parametrize("shape", ["4096²", "4096^2", "4096 x 4096", "4096×4096", "4096x4096", "bf16[4096, 4096]"])
@@ -94,18 +83,6 @@ def test_parser_keeps_positions():
     assert isinstance(subject, nodes.Subject)
     claim = subject.claims.items[0]
     assert (claim.span.line, claim.span.column) == (2, 22)
-
-
-def test_dimension_checking_names_both_sides():
-    [error] = errors(H100 + "x = bf16[4096, 4096]\ny = x * 2\ny.t_mem ≈ 67 MB")
-    assert error.code == "dimension-mismatch"
-    assert "time" in error.message and "bytes" in error.message
-
-
-def test_adding_seconds_to_bytes_is_an_error_at_its_location():
-    [error] = errors(H100 + "bad = 2 µs + 3 MB")
-    assert error.code == "dimension-mismatch"
-    assert (error.span.line, error.span.column) == (2, 7)
 
 
 def test_results_convert_to_the_unit_written():

@@ -156,3 +156,45 @@ def test_a_timeline_draws_a_bounded_number_of_launches(tmp_path, device, stream)
     subjects = [s for s in select.subjects(select.load_targets([(str(path), None)])) if s.workload.kind == "stream"]
     lane, = data.timeline(subjects).lanes
     assert 0 < len(lane.host) <= data.MAX_DRAWN + 1 and 0 < len(lane.gpu) <= data.MAX_DRAWN + 1
+
+
+# --- the builder's work grows with the text, not with its square ---
+
+def _lines_run_in_parse(text: str) -> int:
+    """How many lines of gpuspec/parse.py run while parsing `text`: a count of work that, unlike a time, is the
+    same on every machine and every run."""
+    import sys
+
+    from gpuspec import parse as parse_module
+    from gpuspec.parse import parse
+
+    lines = 0
+
+    def trace(frame, event, arg):
+        nonlocal lines
+        if event == "line":
+            lines += 1
+        return trace
+
+    def enter(frame, event, arg):
+        return trace if event == "call" and frame.f_code.co_filename == parse_module.__file__ else None
+
+    sys.settrace(enter)
+    try:
+        parse(SpecText("deep.gpu", text))
+    finally:
+        sys.settrace(None)
+    return lines
+
+
+@pytest.mark.parametrize("shape", [
+    lambda depth: HEAD + "y = " + "exp(" * depth + "x" + ")" * depth + " is ≈ 2 µs\n",
+    lambda depth: HEAD + "y = " + "max(x, " * depth + "(x)" + ")" * depth + " is ≈ 2 µs\n",
+    lambda depth: HEAD + "(" * depth + "x" + ")" * depth + " * 2 is ≈ 2 µs\n",
+    lambda depth: HEAD + "y = x * 2:\n" + "    (t_mem + t_math) ≈ 2 µs\n" * depth,
+], ids=["functions", "functions-of-brackets", "parentheses", "bracketed-claims"])
+def test_parsing_work_grows_linearly_with_depth(shape):
+    # Widening every call over its closing bracket by scanning its text made a 20,000-deep `exp(` chain take
+    # minutes: twice the depth was four times the work.
+    small, large = _lines_run_in_parse(shape(300)), _lines_run_in_parse(shape(1200))
+    assert large < 4.6 * small, (small, large)

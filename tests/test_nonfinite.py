@@ -10,7 +10,7 @@ import math
 import re
 
 import pytest
-from conftest import H100, ROOT, errors, run
+from conftest import H100, ROOT, run
 
 from gpuspec import model, models, units
 from gpuspec.cli import main
@@ -221,16 +221,6 @@ def test_rounding_a_huge_count_keeps_it_a_float():
     assert ceiling("c", Value("x", 2.5, units.COUNT)).number == 3
 
 
-def test_an_approximate_range_near_the_largest_float_does_not_widen_to_everything():
-    [verdict] = run(H100 + "x*2 on 4096² bf16 is ≈ 1e308–1.7e308 s\n").verdicts  # its middle overflowed: ± 10% of inf
-    assert verdict.status == "fail"
-
-
-def test_a_usual_mistake_that_would_overflow_is_not_offered():
-    [verdict] = run(H100 + "q = 1e306 s\nq ≈ 1e300 s\n").verdicts
-    assert verdict.status == "fail" and verdict.hint is None
-
-
 # --- formatting and the JSON report ----------------------------------------------------------------------------
 
 
@@ -251,8 +241,3 @@ def test_json_of_a_real_run_is_strict(capsys):
     assert main(["check", "--format", "json", str(ROOT / "specs")]) == 0
     report = strict_json(capsys.readouterr().out)
     assert report["summary"]["failed"] == 0 and not report["errors"]
-
-
-def test_an_over_range_number_in_a_file_default_is_refused_too():
-    [error] = errors(H100 + "set tolerance = 1e-400%\n")
-    assert error.code == "number-out-of-range"

@@ -211,3 +211,74 @@ def test_a_strict_utf8_terminal_gets_no_unicode_error(badly_named, tmp_path):
         assert done.returncode == 1, done.stderr.decode("utf-8", "replace")[-2000:]
         assert b"Error" not in done.stderr
         done.stdout.decode("utf-8")
+
+
+# Every command that prints a path or spec text: explain, fmt, harness, check --update, calibrate
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out + captured.err
+
+
+@pytest.fixture
+def unformatted(planted, tmp_path) -> str:
+    (tmp_path / NAME).write_text(SPEC.replace("x * 2:", "x *   2:"), encoding="utf-8")
+    return planted
+
+
+@pytest.mark.parametrize("command, options, line, code", [
+    ("explain", [], "", 0), ("explain", [], ":3", 0), ("fmt", ["--check"], "", 1), ("fmt", ["--diff"], "", 1),
+    ("fmt", [], "", 0), ("harness", [], ":1", 2),
+])
+def test_every_command_shows_planted_names_and_spec_text_and_runs_none(unformatted, capsys, command, options, line,
+                                                                       code):
+    # explain and fmt escaped control characters but printed `::error` at the start of a line and `##[` anywhere;
+    # harness printed the target it was given raw
+    found, out = run(capsys, command, *options, unformatted + line)
+    assert found == code, out
+    assert_shown_not_acted_on(out, "text")
+    assert "##\\x5berror]n" in out  # the name, shown
+    if command == "explain" or "--diff" in options:
+        assert "\\x1b]0;owned\\x07" in out and "##\\x5berror]old-style" in out  # the statement, shown
+
+
+def test_the_harness_program_prints_as_text_and_keeps_every_string(planted, capsys):
+    import ast
+
+    found, out = run(capsys, "harness", planted)
+    assert found == 0
+    assert_shown_not_acted_on(out, "text")
+    tree = ast.parse(out)
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert NAME in strings and any(PLANTED in s for s in strings)  # the same text, written so it cannot act
+
+
+def test_check_update_shows_a_planted_name_in_its_refusal(planted, tmp_path, capsys):
+    os.link(tmp_path / NAME, tmp_path / "other.gpu")  # a file with two names is refused, naming it
+    found, out = run(capsys, "check", "--update", planted)
+    assert found == 2 and "check --update" in out
+    assert_shown_not_acted_on(out, "text")
+    assert "##\\x5berror]n" in out
+
+
+def test_calibrate_shows_the_gpu_name_it_was_given(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:  # looked for, not imported: the check path must not import it
+        pytest.skip("calibrate runs its program with torch")
+    gpu = "\x1b]0;owned\x07::error title=FORGED::gpu \u202e ##[error]g"
+    found, out = run(capsys, "calibrate", "--out", str(tmp_path / "p.json"), "--harness-device", "cpu", "--small",
+                     "--fake-timer", "--fake-gpu", gpu)
+    assert found == 0, out
+    assert_shown_not_acted_on(out, "text")
+    assert "profile of \\x1b]0;owned\\x07::error title=FORGED::gpu \\u202e ##\\x5berror]g written to" in out
+
+
+@pytest.mark.parametrize("command", ["devices", "models"])
+def test_a_catalog_name_given_on_the_command_line_is_shown_in_the_error(capsys, command):
+    found, out = run(capsys, command, f"{PLANTED}\u202e")
+    assert found == 2
+    assert_shown_not_acted_on(out, "text")
+    assert "##\\x5berror]old-style" in out and "\\x1b]0;owned\\x07" in out  # the name is there, escaped

@@ -265,3 +265,63 @@ def test_a_stream_of_a_row_wise_workload_plays_every_kernel_of_a_repeat():
     host, gpu = data.queue(pattern, 50, cost)
     assert len(gpu) == model.estimate(stream)["kernels"].number == 150
     assert gpu[-1].end == pytest.approx(model.estimate(stream)["time"].number, rel=1e-9)
+
+
+# --- numbers no axis can hold ----------------------------------------------------------------------
+
+ELEMENTWISE = "x = bf16[4096]\nsmall = x * 2\n"
+
+
+@pytest.mark.parametrize("device, words", [
+    # the ridge point overflowed to infinity and the limits' log10 raised OverflowError
+    ("device H100-SXM with hbm_bandwidth = 1e-305 TB/s", ["hbm_bandwidth = 1.00e-293 B/s", "outside"]),
+    ("device H100-SXM with fp32 = 1e-300 TFLOP/s", ["fp32 peak of 1.00e-288 FLOP/s", "outside"]),
+    ("device H100-SXM with hbm_bandwidth = 1e-17 TB/s, tensor_fp8 = 1e12 PFLOP/s",
+     ["ridge point of the fp8 tensor cores peak", "1e+32 FLOP/B", "outside"]),
+])
+def test_a_roof_off_any_axis_is_undrawable_with_the_fact_and_the_line(device, words):
+    subjects = _subjects(device + "\n" + ELEMENTWISE)
+    with pytest.raises(data.Undrawable) as raised:
+        data.roofline(subjects)
+    message = str(raised.value)
+    assert message.startswith("lesson.gpu:3: `small` runs on H100-SXM")
+    for word in words:
+        assert word in message, message
+
+
+def test_a_point_off_any_axis_is_undrawable_naming_the_workload():
+    # 4 kFLOP a launch, each 1e305 s apart: 4e-302 FLOP/s, far below any axis
+    subjects = _subjects("device H100-SXM with launch_cost = 1e305 s\n" + ELEMENTWISE + "s = 10 launches of small\n")
+    with pytest.raises(data.Undrawable) as raised:
+        data.roofline(subjects)
+    assert str(raised.value).startswith("lesson.gpu:4: `s` cannot be placed on a roofline: its performance (model), ")
+    assert "FILE:LINE" in str(raised.value) and "FILE:LINE" not in raised.value.reason
+    (panel,) = data.roofline([s for s in subjects if s.label == "small"])  # the others still draw
+    assert [p.labels for p in panel.points] == [("small",)]
+
+
+def test_axis_limits_are_floats_however_large_the_peaks():
+    # 10 ** 19 as an int is past what numpy takes as a number: matplotlib raised TypeError on the limits
+    (panel,) = data.roofline(_subjects("device H100-SXM with tensor_fp8 = 10000000 PFLOP/s\n" + ELEMENTWISE))
+    assert all(type(limit) is float for limit in panel.x_limits + panel.y_limits)
+    assert panel.y_limits[1] >= 1e22
+
+
+def test_a_stream_whose_queue_overflows_has_no_timeline_and_says_which():
+    subjects = _subjects("device H100-SXM with launch_cost = 1e306 s\n" + ELEMENTWISE + "s = 1000 launches of small\n")
+    with pytest.raises(data.Undrawable) as raised:
+        data.timeline([s for s in subjects if s.label == "s"])
+    assert raised.value.reason.startswith("lesson.gpu:4: `s` has no timeline to draw: `time` cannot be computed")
+
+
+def test_a_negligible_launch_cost_still_shows_the_kernels():
+    # The span was cut to 100 launch costs (1e-303 s): a picture of no kernel at all
+    subjects = _subjects("device H100-SXM with launch_cost = 1e-305 s\n" + ELEMENTWISE
+                         + "s = 10000000 launches of small\n")
+    timeline = data.timeline([s for s in subjects if s.label == "s"])
+    (lane,) = timeline.lanes
+    kernel = lane.kernel_times[0]
+    assert timeline.span == pytest.approx(3 * kernel)
+    assert len(lane.gpu) == 3 and all(k.end - k.start == pytest.approx(kernel) for k in lane.gpu)
+    assert len(lane.host) == data.MAX_DRAWN + 1  # millions are enqueued within the span; the first are drawn
+    assert [(g.start, g.end) for g in lane.gaps] == [(0.0, 1e-305)]  # only the wait for the first launch

@@ -167,3 +167,46 @@ def test_the_markdown_report(tmp_path):
     assert table[2].startswith(f"| {where} | y is ≈ 30 µs | 20.03 µs ✗ | time = 20.03 µs")
     assert "| y = x \\* 2: memory-bound | memory ✓ |" in text
     assert text.count("](data:image/svg+xml;base64,") == 2
+
+
+# --- numbers no axis can hold: a located refusal, or a report that says which picture is missing and why ----
+
+TINY_BANDWIDTH = "device H100-SXM with hbm_bandwidth = 1e-305 TB/s\nx = bf16[4096]\nx * 2 is ≈ 2 µs\n"
+OVERFLOWING_QUEUE = "device H100-SXM with launch_cost = 1e306 s\nx = bf16[4096]\nsmall = x * 2\n" \
+                    "s = 1000 launches of small\n"
+
+
+def test_a_roofline_no_axis_can_hold_is_refused_with_the_fact_and_its_line(tmp_path, capsys):
+    path = tmp_path / "tiny.gpu"
+    path.write_text(TINY_BANDWIDTH)
+    out = tmp_path / "r.png"
+    # the ridge point overflowed: OverflowError in the axis limits, exit 3
+    err = _fails(["plot", "roofline", str(path), "--out", str(out)], capsys, f"{path}:3:", "x * 2",
+                 "hbm_bandwidth = 1.00e-293 B/s", "outside what a roofline's axes hold")
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_a_timeline_of_a_queue_that_overflows_is_refused_naming_the_stream(tmp_path, capsys):
+    path = tmp_path / "queue.gpu"
+    path.write_text(OVERFLOWING_QUEUE)
+    out = tmp_path / "t.svg"
+    _fails(["plot", "timeline", str(path), "--out", str(out)], capsys, f"{path}:4:", "`s` has no timeline to draw",
+           "overflows")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("format", ["html", "markdown"])
+def test_a_report_says_which_picture_is_not_drawn_and_why(tmp_path, capsys, format):
+    path = tmp_path / "tiny.gpu"
+    path.write_text(TINY_BANDWIDTH + "small = x * 3\n1000 launches of small is ≈ 1 s\n")
+    out = tmp_path / f"r.{'md' if format == 'markdown' else 'html'}"
+    assert main(["report", str(path), "--out", str(out)]) == 1  # the claims are checked, and fail
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and "internal error" not in captured.err
+    page = out.read_text().replace("\\", "")  # Markdown escapes `_` and `*`
+    assert "Not drawn: " in page and "hbm_bandwidth = 1.00e-293 B/s" in page and "FILE:LINE" not in page
+    assert page.count("data:image/svg+xml;base64,") == 1  # the launch streams are drawn
+    path.write_text(OVERFLOWING_QUEUE + "small is ≈ 2 µs\n")
+    assert main(["report", str(path), "--out", str(out)]) == 0  # the stream has no claim to check
+    assert "Traceback" not in capsys.readouterr().err
+    assert "`s` has no timeline to draw" in out.read_text().replace("\\", "")

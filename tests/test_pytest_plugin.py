@@ -270,3 +270,24 @@ def test_junitxml_of_a_markdown_claim_carries_the_documents_line_and_column(pyte
     found = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in root.iter("testcase")]
     path = str(pytester.path / "doc.md")
     assert found == [{"file": path, "line": "9", "column": "24"}, {"file": path, "line": "9", "column": "34"}]
+
+
+HOSTILE = ("device H100-SXM\nx = bf16[4096, 4096]\n"
+           "y = x * 2:  # \x1b]0;pwned\x07 \x1b[2J\u202eevil ::error title=FORGED::x ##[error]forged\n"
+           "    62 waves\n    70 waves\n")
+
+
+def test_statement_text_in_item_names_cannot_act_on_the_terminal_or_a_ci_log(pytester):
+    # The item names held the statement raw: its comment's OSC, CSI and bidi sequences reached pytest's lines
+    pytester.makefile(".gpu", a=HOSTILE)
+    result = pytester.runpytest("-v", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    output = "\n".join(result.outlines + result.errlines)
+    for raw in ("\x1b", "\x07", "\u202e", "##["):
+        assert raw not in output, raw
+    assert not any(line.lstrip().startswith("::") for line in result.outlines)
+    assert "\\x1b]0;pwned\\x07 \\x1b[2J\\u202eevil" in output  # shown, escaped, not dropped
+    ids = collected_ids(pytester.runpytest("--collect-only", "-q"))
+    assert [node_id.count("::") for node_id in ids] == [1, 1]  # the comment's `::` is not a node id separator
+    for node_id, outcome in zip(ids, ("passed", "failed")):
+        assert pytester.runpytest(node_id).parseoutcomes() == {outcome: 1}, node_id

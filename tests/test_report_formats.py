@@ -208,3 +208,27 @@ def test_github_message_with_a_newline_stays_one_command():
                      "::warning title=gpuspec::nothing checked: its one claim was skipped "
                      "(model: first%0Asecond, 5%25: \\x1b)",
                      "0 passed, 0 failed, 1 skipped"]
+
+
+# JSON
+
+def test_json_carries_the_warnings_and_why_nothing_was_checked(tmp_path):
+    import json
+
+    from gpuspec.pipeline import run_check
+    from gpuspec.report import json as json_report
+
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Notes\n\n```GPU\ndevice H100-SXM\nx*2 on 4096² bf16 is 62 waves\n```\n", encoding="utf-8")
+    report = run_check([str(doc)])
+    assert report.exit_code == 5 and report.warnings
+    data = json.loads(json_report.render(report))
+    (warning,) = data["warnings"]
+    assert warning == {"file": str(doc), "line": 3, "column": 4, "code": report.warnings[0].code,
+                       "message": report.warnings[0].message, "help": report.warnings[0].help}
+    assert "lowercase `gpu`" in warning["message"]
+    assert data["nothing_checked"] == report.nothing_checked()
+    assert data["nothing_checked"].startswith("nothing checked: no gpu blocks")
+    assert data["nothing_checked"].endswith("; 1 warning may say why")
+    checked = json.loads(json_report.render(failing()))
+    assert checked["warnings"] == [] and checked["nothing_checked"] is None

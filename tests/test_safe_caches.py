@@ -184,6 +184,20 @@ def test_a_catalog_planted_at_the_old_marshal_names_changes_nothing(tmp_path, la
 # --- the catalog and parse caches in the cache folder ---------------------------------------------------------
 
 
+def test_no_cache_means_no_cache_at_all_the_catalogs_too(tmp_path):
+    place = Place(tmp_path)
+    assert place.bandwidth() == HONEST  # fills the cache folder
+    place.devices_entry().write_text(json.dumps(lying_catalog()), encoding="utf-8")
+    assert place.bandwidth() == 1e12  # the user's own entry is read while the cache is on...
+    before = snapshot(place.folder)
+    assert place.bandwidth(GPUSPEC_NO_CACHE="1") == HONEST  # ...and not with it off: the catalog parsed afresh
+    assert snapshot(place.folder) == before  # nothing written there either
+    unmade = tmp_path / "unmade"
+    unmade.mkdir(mode=0o700)
+    assert place.bandwidth(GPUSPEC_NO_CACHE="1", XDG_CACHE_HOME=str(unmade)) == HONEST
+    assert list(unmade.iterdir()) == []  # no folder made, no entry stored
+
+
 def test_a_lying_catalog_entry_is_read_only_from_the_users_own_file_in_the_users_own_folder(tmp_path):
     place = Place(tmp_path)
     assert place.bandwidth() == HONEST  # fills the cache folder

@@ -184,7 +184,7 @@ def test_criteria_reject_bad_timings(criterion):
 
 def test_warmup_calls_are_discarded():
     gpu = FakeGPU([1e-3], warmup_timings=[5.0, 5.0, 5.0])
-    result = measure(gpu, FixedCount(4), warmup=3, budget=math.inf, clock=gpu.clock)
+    result = measure(gpu, FixedCount(4), warmup=3, warmup_time=0, budget=math.inf, clock=gpu.clock)
     assert gpu.calls == 7
     assert result.summary.samples == 4
     assert result.summary.maximum == 1e-3
@@ -192,7 +192,7 @@ def test_warmup_calls_are_discarded():
 
 def test_stops_by_noise_on_a_quiet_stream():
     gpu = FakeGPU(QUIET)
-    result = measure(gpu, RelativeNoise(min_time=0.05, min_samples=10), warmup=0, clock=gpu.clock)
+    result = measure(gpu, RelativeNoise(min_time=0.05, min_samples=10), warmup=0, warmup_time=0, clock=gpu.clock)
     assert isinstance(result, Result)
     assert result.stopped_by == "noise"
     assert result.summary.samples == 52  # as in test_quiet_stream_waits_for_min_time
@@ -201,7 +201,7 @@ def test_stops_by_noise_on_a_quiet_stream():
 
 def test_stops_by_budget_on_a_noisy_stream():
     gpu = FakeGPU([0.25, 0.5])
-    result = measure(gpu, RelativeNoise(), warmup=0, budget=2.0, clock=gpu.clock)
+    result = measure(gpu, RelativeNoise(), warmup=0, warmup_time=0, budget=2.0, clock=gpu.clock)
     # Wall time after each sample: 0.25, 0.75, 1.0, 1.5, 1.75, 2.25.
     assert result.stopped_by == "budget"
     assert result.summary.samples == 6
@@ -210,27 +210,27 @@ def test_stops_by_budget_on_a_noisy_stream():
 
 def test_budget_counts_warmup():
     gpu = FakeGPU([0.25, 0.5], warmup_timings=[1.0, 0.5])
-    result = measure(gpu, RelativeNoise(), warmup=2, budget=2.0, clock=gpu.clock)
+    result = measure(gpu, RelativeNoise(), warmup=2, warmup_time=0, budget=2.0, clock=gpu.clock)
     # Warm-up spends 1.5 s; then 0.25 and 0.5 reach 2.25.
     assert (result.stopped_by, result.summary.samples) == ("budget", 2)
 
 
 def test_stops_at_max_samples():
     gpu = FakeGPU(NOISY)
-    result = measure(gpu, RelativeNoise(), warmup=1, max_samples=25, budget=math.inf, clock=gpu.clock)
+    result = measure(gpu, RelativeNoise(), warmup=1, warmup_time=0, max_samples=25, budget=math.inf, clock=gpu.clock)
     assert (result.stopped_by, result.summary.samples, gpu.calls) == ("max_samples", 25, 26)
 
 
 def test_a_satisfied_criterion_wins_over_max_samples():
     gpu = FakeGPU(NOISY)
-    result = measure(gpu, FixedCount(5), warmup=0, max_samples=5, clock=gpu.clock)
+    result = measure(gpu, FixedCount(5), warmup=0, warmup_time=0, max_samples=5, clock=gpu.clock)
     assert (result.stopped_by, result.summary.samples) == ("noise", 5)
 
 
 @pytest.mark.parametrize("warmup", [0, 3])
 def test_always_takes_one_sample_even_with_a_zero_budget(warmup):
     gpu = FakeGPU([1.0])
-    result = measure(gpu, RelativeNoise(), warmup=warmup, budget=0.0, clock=gpu.clock)
+    result = measure(gpu, RelativeNoise(), warmup=warmup, warmup_time=0, budget=0.0, clock=gpu.clock)
     assert (result.stopped_by, result.summary.samples, gpu.calls) == ("budget", 1, warmup + 1)
 
 
@@ -239,7 +239,7 @@ def test_the_criterion_is_reset_before_measuring():
     for _ in range(3):
         criterion.add(1.0)
     gpu = FakeGPU([1e-3])
-    assert measure(gpu, criterion, warmup=0, clock=gpu.clock).summary.samples == 3
+    assert measure(gpu, criterion, warmup=0, warmup_time=0, clock=gpu.clock).summary.samples == 3
 
 
 @pytest.mark.parametrize("bad", [-1e-6, float("nan"), float("inf")])
@@ -248,7 +248,7 @@ def test_rejects_bad_timings(bad, warmup):
     # A bad warm-up timing is caught though every later one is good.
     gpu = FakeGPU([1e-3] if warmup else [1e-3, bad], warmup_timings=[bad] if warmup else [])
     with pytest.raises(ValueError):
-        measure(gpu, FixedCount(10), warmup=warmup, clock=gpu.clock)
+        measure(gpu, FixedCount(10), warmup=warmup, warmup_time=0, clock=gpu.clock)
 
 
 @pytest.mark.parametrize("settings", [{"warmup": -1}, {"max_samples": 0}, {"budget": -1.0}, {"budget": float("nan")}])
@@ -322,3 +322,97 @@ def test_no_l2_means_one_copy():
 def test_rotating_buffers_rejects_bad_sizes(args):
     with pytest.raises(ValueError):
         rotating_buffers(*args)
+
+
+# warm-up by time, dropped samples, clocks
+
+
+def test_warmup_runs_for_its_time_whatever_one_call_takes():
+    gpu = FakeGPU([2**-10])  # about 1 ms a call: 0.025 s of warm-up is 26 calls, not 1
+    result = measure(gpu, FixedCount(2), warmup=1, warmup_time=0.025, budget=math.inf, clock=gpu.clock)
+    assert result.warmup_calls == math.ceil(0.025 / 2**-10) == 26
+    assert gpu.calls == 26 + 2
+
+
+def test_warmup_takes_at_least_its_count_of_calls_when_one_call_outlasts_its_time():
+    gpu = FakeGPU([1.0])
+    result = measure(gpu, FixedCount(1), warmup=3, warmup_time=0.025, budget=math.inf, clock=gpu.clock)
+    assert (result.warmup_calls, gpu.calls) == (3, 4)
+
+
+class ClockedGPU(FakeGPU):
+    """A FakeGPU whose samples carry a clock reading: the listed clocks in turn, a throttled one dropped."""
+
+    def __init__(self, timings, clocks, max_mhz=1980.0):
+        super().__init__(timings)
+        self.clocks, self.max_mhz = itertools.cycle(clocks), max_mhz
+
+    def __call__(self):
+        from gpuspec.timing import Sample, throttled
+
+        seconds = super().__call__()
+        clock = next(self.clocks)
+        return Sample(seconds, clock, throttled(clock, self.max_mhz))
+
+
+def test_throttled_samples_are_dropped_counted_by_reason_and_kept_out_of_the_summary():
+    # every third sample at 900 MHz, and that one twice as slow: dropping it leaves a quiet stream
+    gpu = ClockedGPU([2**-10, 2**-10, 2**-9], [1980.0, 1975.0, 900.0])
+    result = measure(gpu, FixedCount(6), warmup=0, warmup_time=0, budget=math.inf, clock=gpu.clock)
+    assert result.summary.samples == 6 and result.summary.maximum == 2**-10
+    assert result.dropped == {"throttled: SM clock under 75% of its 1980 MHz maximum": 2} and gpu.calls == 8
+    assert result.clock_mhz == {"minimum": 1975.0, "median": 1977.5, "maximum": 1980.0, "readings": 6}
+    as_dict = result.to_dict()
+    assert as_dict["dropped"] == result.dropped and as_dict["clock_mhz"]["readings"] == 6
+    assert as_dict["stopped_by"] == "noise" and as_dict["warmup_calls"] == 0
+    json.dumps(as_dict, allow_nan=False)
+
+
+def test_when_every_sample_is_dropped_the_summary_is_of_the_dropped_ones_and_says_so():
+    gpu = ClockedGPU([0.25], [500.0])
+    result = measure(gpu, FixedCount(3), warmup=0, warmup_time=0, budget=1.0, clock=gpu.clock)
+    assert result.stopped_by == "all_dropped"
+    assert result.summary.samples == 4 and result.summary.median == 0.25  # 4 × 0.25 s spends the budget
+    assert sum(result.dropped.values()) == 4 and result.clock_mhz == {"minimum": 500.0, "median": 500.0,
+                                                                       "maximum": 500.0, "readings": 4}
+
+
+def test_dropped_samples_count_towards_max_samples_so_a_throttled_gpu_cannot_loop_forever():
+    gpu = ClockedGPU([1e-3], [100.0])
+    result = measure(gpu, RelativeNoise(), warmup=0, warmup_time=0, max_samples=7, budget=math.inf, clock=gpu.clock)
+    assert (result.stopped_by, gpu.calls) == ("all_dropped", 7)
+
+
+@pytest.mark.parametrize("clock, maximum, expected", [
+    (1484.0, 1980.0, True), (1485.0, 1980.0, False), (1980.0, 1980.0, False), (None, 1980.0, False),
+    (1000.0, None, False), (float("nan"), 1980.0, False), (0.0, 1980.0, False), (1000.0, float("inf"), False),
+])
+def test_throttled_is_under_three_quarters_of_the_maximum_and_says_nothing_without_readings(clock, maximum,
+                                                                                              expected):
+    from gpuspec.timing import throttled
+
+    reason = throttled(clock, maximum)
+    assert (reason is not None) is expected
+    if expected:
+        assert "1980 MHz" in reason and "75%" in reason
+
+
+def test_a_sample_without_clock_readings_has_no_clock_summary():
+    gpu = FakeGPU([1e-3])
+    result = measure(gpu, FixedCount(2), warmup=0, warmup_time=0, clock=gpu.clock)
+    assert result.clock_mhz is None and "clock_mhz" not in result.to_dict() and result.dropped == {}
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+def test_rejects_a_bad_warmup_time(bad):
+    gpu = FakeGPU([1e-3])
+    with pytest.raises(ValueError):
+        measure(gpu, FixedCount(1), warmup_time=bad, clock=gpu.clock)
+    assert gpu.calls == 0
+
+
+def test_every_stopping_reason_has_words():
+    from gpuspec import timing
+
+    reasons = {getattr(timing, n) for n in dir(timing) if n.startswith("STOPPED_")}
+    assert reasons == set(timing.STOP_REASONS) and all(timing.STOP_REASONS.values())

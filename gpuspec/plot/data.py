@@ -11,7 +11,7 @@ import re
 
 from attrs import frozen
 
-from gpuspec import model
+from gpuspec import model, units
 from gpuspec.record import as_tuple
 from gpuspec.sources import NotAvailable
 
@@ -27,6 +27,18 @@ LABEL_LENGTH = 28
 # A timeline shows about this many launches, or three of the longest kernels, whichever is longer.
 LAUNCHES_SHOWN = 12
 MAX_DRAWN = 100  # launches a timeline draws, at most (each is a shape to draw)
+# What a roofline's log axes hold (FLOP/B, FLOP/s, B/s). Past this the limits' padding and matplotlib's ticks
+# overflow a float, and no device or workload comes near it (SI prefixes end at 1e±30 too).
+DRAWABLE = (1e-30, 1e30)
+
+
+class Undrawable(ValueError):
+    """A picture whose numbers no axis can hold: the message says which number, where it comes from and why
+    (`reason`), then what a `plot` command could draw instead (`hint`)."""
+
+    def __init__(self, reason: str, hint: str = ""):
+        super().__init__(f"{reason}; {hint}" if hint else reason)
+        self.reason = reason
 
 
 @frozen
@@ -139,10 +151,6 @@ def _roof_key(device) -> tuple:
 
 def _panel(subjects: list[Subject], sources: dict[str, object]) -> RooflinePanel:
     device = subjects[0].workload.device
-    points: list[Point] = []
-    for name in SOURCES:
-        if name in sources:
-            points.extend(_merged([p for s in subjects if (p := _point(s, name, sources[name])) is not None]))
     peaks = {name for s in subjects for name in _peak_facts(s.workload)}
     roofs = []
     for name in ("model", "calibrated"):
@@ -152,6 +160,14 @@ def _panel(subjects: list[Subject], sources: dict[str, object]) -> RooflinePanel
             except NotAvailable:
                 continue
             roofs.append(_roof(name, seen, peaks))
+            _check_roof(roofs[-1], seen, subjects[0])
+    points: list[Point] = []
+    for name in SOURCES:
+        if name in sources:
+            found = [(s, p) for s in subjects if (p := _point(s, name, sources[name])) is not None]
+            for subject, point in found:
+                _check_point(point, subject)
+            points.extend(_merged([p for _, p in found]))
     x_limits, y_limits = _limits(roofs, points)
     return RooflinePanel(device.name, tuple(roofs), tuple(points), x_limits, y_limits)
 
@@ -165,7 +181,52 @@ def _point(subject: Subject, source: str, provider) -> Point | None:
     if not isinstance(time, float | int) or time <= 0:
         return None
     flops, moved = counts["flops"].number, counts["bytes_moved"].number
-    return Point((subject.label,), (subject.line,), source, flops / moved, flops / time, str(counts["bound"].number))
+    return Point((subject.label,), (subject.line,), source, _ratio(flops, moved), _ratio(flops, time),
+                 str(counts["bound"].number))
+
+
+def _ratio(top: float, bottom: float) -> float:
+    """top / bottom, infinite where the quotient overflows or bottom is 0 (the checks below then refuse it)."""
+    try:
+        return top / bottom
+    except (ZeroDivisionError, OverflowError):
+        return math.inf
+
+
+def _drawable(value) -> bool:
+    return isinstance(value, float | int) and DRAWABLE[0] <= value <= DRAWABLE[1]
+
+
+_OUTSIDE = "is outside what a roofline's axes hold ({} to {} FLOP/B, FLOP/s or B/s)".format(
+    *(f"{end:g}".replace("e+", "e") for end in DRAWABLE))
+
+
+def _check_roof(roof: Roof, device, subject: Subject) -> None:
+    """Undrawable if the roof's bandwidth, a peak or a ridge point lies off any axis (a device fact of
+    1e-305 TB/s puts the ridge past the largest float)."""
+    where = f"{subject.path}:{subject.line}: `{subject.label}` runs on {device.name}, whose {roof.source} roofline " \
+            "cannot be drawn"
+    bandwidth = f"hbm_bandwidth = {units.format_si(roof.bandwidth, units.BANDWIDTH)}"
+    if not _drawable(roof.bandwidth):
+        raise Undrawable(f"{where}: {bandwidth} {_OUTSIDE}")
+    for ceiling in roof.ceilings:
+        rate = f"the {ceiling.label} peak of {units.format_si(ceiling.flop_rate, units.FLOP_RATE)}"
+        if not _drawable(ceiling.flop_rate):
+            raise Undrawable(f"{where}: {rate} {_OUTSIDE}")
+        for ridge in ceiling.ridge:
+            if not _drawable(ridge):
+                raise Undrawable(f"{where}: the ridge point of {rate} over {bandwidth}, {ridge:.3g} FLOP/B, "
+                                 f"{_OUTSIDE}")
+
+
+def _check_point(point: Point, subject: Subject) -> None:
+    """Undrawable if a workload's point lies off any axis (1 kFLOP in 1e297 s is 1e-294 FLOP/s)."""
+    for value, what, unit in ((point.intensity, "arithmetic intensity", "FLOP/B"),
+                              (point.flop_rate, "performance", "FLOP/s")):
+        if not _drawable(value):
+            raise Undrawable(f"{subject.path}:{subject.line}: `{subject.label}` cannot be placed on a roofline: "
+                             f"its {what} ({point.source}), {value:.3g} {unit}, {_OUTSIDE}",
+                             "draw the other workloads by naming their lines (FILE:LINE)")
 
 
 def _merged(points: list[Point]) -> list[Point]:
@@ -173,8 +234,8 @@ def _merged(points: list[Point]) -> list[Point]:
     merged: list[Point] = []
     for point in points:
         for i, other in enumerate(merged):
-            if (abs(math.log10(point.intensity / other.intensity)) < SAME_SPOT
-                    and abs(math.log10(point.flop_rate / other.flop_rate)) < SAME_SPOT):
+            if (abs(math.log10(point.intensity) - math.log10(other.intensity)) < SAME_SPOT
+                    and abs(math.log10(point.flop_rate) - math.log10(other.flop_rate)) < SAME_SPOT):
                 labels = tuple(dict.fromkeys(other.labels + point.labels))
                 merged[i] = Point(labels, other.lines + point.lines, other.source, other.intensity,
                                   other.flop_rate, other.bound)
@@ -213,18 +274,19 @@ def _roof(source: str, device, peaks: set[str]) -> Roof:
         fact = device.fact(members[0])
         dtypes = tuple(n.removeprefix("tensor_") for n in members)
         label = " · ".join(dtypes) + (" tensor cores" if tensor else "")
-        ridge = (fact.low / bandwidth.high, fact.high / bandwidth.low)
+        ridge = (_ratio(fact.low, bandwidth.high), _ratio(fact.high, bandwidth.low))
         ceilings.append(Ceiling(label, dtypes, tensor, rate, ridge, any(n in peaks for n in members)))
     ceilings.sort(key=lambda c: c.flop_rate)
     return Roof(source, bandwidth.value, tuple(ceilings))
 
 
 def _limits(roofs: list[Roof], points: list[Point]) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Whole decades around every point and ridge, with room above the highest ceiling for its label."""
-    xs = [p.intensity for p in points] + [r for roof in roofs for c in roof.ceilings for r in c.ridge]
-    ys = [p.flop_rate for p in points] + [c.flop_rate for roof in roofs for c in roof.ceilings]
-    x_low, x_high = 10 ** math.floor(math.log10(min(xs)) - 0.3), 10 ** math.ceil(math.log10(max(xs)) + 0.3)
-    y_low, y_high = 10 ** math.floor(math.log10(min(ys)) - 0.3), 10 ** math.ceil(math.log10(max(ys)) + 0.3)
+    """Whole decades around every point and ridge, with room above the highest ceiling for its label. Floats:
+    10 ** 19 as an int is past what numpy (and so matplotlib) takes as a number."""
+    xs = [p.intensity for p in points] + [r for roof in roofs for c in roof.ceilings for r in c.ridge] or [1.0]
+    ys = [p.flop_rate for p in points] + [c.flop_rate for roof in roofs for c in roof.ceilings] or [1.0]
+    x_low, x_high = 10.0 ** math.floor(math.log10(min(xs)) - 0.3), 10.0 ** math.ceil(math.log10(max(xs)) + 0.3)
+    y_low, y_high = 10.0 ** math.floor(math.log10(min(ys)) - 0.3), 10.0 ** math.ceil(math.log10(max(ys)) + 0.3)
     return (x_low, x_high), (y_low, y_high)
 
 
@@ -264,8 +326,10 @@ class Timeline:
 
 
 def queue(pattern: list[float], repeats: int, launch_cost: float, until: float = math.inf,
-          graph_launch: float | None = None, node_cost: float = 0.0) -> tuple[list[Interval], list[Interval]]:
-    """The host's launches and the GPU's kernels of a stream, those that start before `until`.
+          graph_launch: float | None = None, node_cost: float = 0.0,
+          most: int | None = None) -> tuple[list[Interval], list[Interval]]:
+    """The host's launches and the GPU's kernels of a stream, those that start before `until` (and at most
+    `most` launches: with a negligible launch cost, millions are enqueued before the first kernel ends).
 
     The rule is gpuspec.model.launches': launch i (from 1) is enqueued at i × launch_cost and its kernel
     starts once enqueued and once the kernel before it has ended. As a CUDA graph, one launch of
@@ -287,10 +351,11 @@ def queue(pattern: list[float], repeats: int, launch_cost: float, until: float =
     for index in range(1, len(pattern) * repeats + 1):
         enqueued = index * launch_cost
         start = max(end, enqueued)
-        if enqueued - launch_cost < until:
+        full = most is not None and len(host) >= most
+        if enqueued - launch_cost < until and not full:
             host.append(Interval(enqueued - launch_cost, enqueued, index))
-        if start >= until:
-            if enqueued >= until:
+        if start >= until:  # no later kernel starts in the span either: only launches are left to show
+            if enqueued >= until or full:
                 break
             continue
         end = start + pattern[(index - 1) % len(pattern)]
@@ -313,18 +378,20 @@ def idle_gaps(kernels: list[Interval], span: float) -> list[Interval]:
 
 
 def timeline(subjects: list[Subject]) -> Timeline:
-    """The streams among `subjects`, one lane each, over a span that shows the first launches of all."""
-    shapes = [(s, _shape(s.workload)) for s in subjects]
+    """The streams among `subjects`, one lane each, over a span that shows the first launches of all.
+    Undrawable, naming the stream, if the model cannot compute one's time (its launch queue overflows)."""
+    shapes = [(s, _drawn_shape(s)) for s in subjects]
     span = min(max(model.estimate(s.workload)["time"].number for s, _ in shapes),
                max(max(LAUNCHES_SHOWN * cost, 3 * max(pattern)) for _, (pattern, cost, _) in shapes))
-    # at most MAX_DRAWN launches (or graph nodes) in the span: a launch cost of 1e-300 s would put 1e295 in it
-    span = min(span, min(cost + MAX_DRAWN * (min(pattern) + node_cost) if s.workload.graph else MAX_DRAWN * cost
-                         for s, (pattern, cost, node_cost) in shapes))
+    # at most MAX_DRAWN kernels (or graph nodes) in the span, and launches where each waits for its own: a launch
+    # cost of 1e-300 s enqueues 1e295 launches in a kernel's time, and the first MAX_DRAWN of them are drawn
+    span = min(span, min(cost + MAX_DRAWN * (min(pattern) + node_cost) if s.workload.graph
+                         else MAX_DRAWN * max(cost, min(pattern)) for s, (pattern, cost, node_cost) in shapes))
     lanes = []
     for subject, (pattern, cost, node_cost) in shapes:
         w = subject.workload
         e = model.estimate(w)
-        host, gpu = queue(pattern, w.count, cost, span, cost if w.graph else None, node_cost)
+        host, gpu = queue(pattern, w.count, cost, span, cost if w.graph else None, node_cost, MAX_DRAWN + 1)
         total = e["time"].number
         if gpu and gpu[-1].end >= total * (1 - 1e-12):  # the whole stream fits: its idle tail is not idle
             gaps = idle_gaps(gpu, min(span, gpu[-1].end))
@@ -333,6 +400,17 @@ def timeline(subjects: list[Subject]) -> Timeline:
         lanes.append(Lane(subject.label, subject.line, w.text or subject.label, w.graph, cost, as_tuple(pattern),
                           tuple(host), tuple(gpu), tuple(gaps), total, e["busy_share"].number))
     return Timeline(tuple(lanes), span)
+
+
+def _drawn_shape(subject: Subject) -> tuple[list[float], float, float]:
+    """_shape of a stream whose lane can be drawn: Undrawable, naming it, if its queue overflows."""
+    try:
+        e = model.estimate(subject.workload)
+        e["time"], e["busy_share"]  # what the lane's title shows
+        return _shape(subject.workload)
+    except (model.ModelError, ArithmeticError) as error:
+        raise Undrawable(f"{subject.path}:{subject.line}: `{subject.label}` has no timeline to draw: {error}",
+                         "draw the other streams by naming their lines (FILE:LINE)") from None
 
 
 def _shape(stream) -> tuple[list[float], float, float]:

@@ -92,7 +92,7 @@ def _roofline_axes(ax, panel: RooflinePanel) -> None:
     ax.set_title(f"{panel.device}: the roofline{bandwidth}", loc="left")
     for roof in panel.roofs:
         style = "-" if roof.source == "model" else "--"
-        top = max(c.ridge[1] for c in roof.ceilings)
+        top = max((c.ridge[1] for c in roof.ceilings), default=panel.x_limits[1])
         x_low = panel.x_limits[0]
         ax.plot([x_low, top], [roof.bandwidth * x_low, roof.bandwidth * top], style, color=MEMORY_COLOR,
                 linewidth=1.6, zorder=2)

@@ -38,10 +38,11 @@ class Row(Record):
 
 @record
 class Picture(Record):
-    """A picture to inline: its title and its SVG text."""
+    """A picture to inline: its title and its SVG text, or (svg empty) a note that says why it is not drawn."""
 
     title: str
     svg: str
+    note: str = ""
 
 
 def sources(report: Report) -> tuple[str, ...]:
@@ -114,7 +115,8 @@ def render_markdown(report: Report, pictures: list[Picture]) -> str:
             lines.append(f"| {markdown_cell(_where(d))} | {markdown_cell(d.code)} | {markdown_cell(message)} |")
     for picture in pictures:
         title = markdown_cell(picture.title)
-        lines += ["", f"## {title}", "", f"![{title}]({_data_uri(picture)})"]
+        shown_picture = f"![{title}]({_data_uri(picture)})" if picture.svg else markdown_cell(_sentence(picture.note))
+        lines += ["", f"## {title}", "", shown_picture]
     return "\n".join(lines) + "\n"
 
 
@@ -171,6 +173,9 @@ def render_html(report: Report, pictures: list[Picture]) -> str:
                          f"<td>{message}</td></tr>")
         parts.append("</table>")
     for picture in pictures:
+        if not picture.svg:
+            parts += [f"<h2>{e(picture.title)}</h2>", f"<p>{e(_sentence(picture.note))}</p>"]
+            continue
         parts += [f"<h2>{e(picture.title)}</h2>", "<figure>",
                   f'<img alt="{e(picture.title)}" src="{_data_uri(picture)}">', "</figure>"]
     parts += ["</body>", "</html>"]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from gpuspec.model.values import Value
 from gpuspec.record import Record, record
-from gpuspec.text import Span, escaped
+from gpuspec.report.safe import shown_line
+from gpuspec.text import Span
 
 
 @record
@@ -19,7 +20,7 @@ class Explanation(Record):
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:
     lines: list[str] = []
     for item in explanations:
-        lines.append(escaped(f"{item.span.file}:{item.span.line}: {item.title}"))  # a name may not be UTF-8
+        lines.append(f"{item.span.file}:{item.span.line}: {item.title}")
         cited: dict[str, None] = {}
         for value in item.values:
             lines.append(f"  {value.derivation()}")
@@ -37,7 +38,8 @@ def render(explanations: list[Explanation], references: dict[str, str]) -> str:
         lines.extend(f"  {key}: {references[key]}" for key in refs)
     if not explanations:
         lines.append("nothing to explain there: no workload or claim")
-    return "\n".join(lines).rstrip() + "\n"
+    # a file's name, its statements and the values it sets are the user's: shown, never acted on (report.safe)
+    return "\n".join(shown_line(line) for line in lines).rstrip() + "\n"
 
 
 def _collect(value: Value, cited: dict[str, None]) -> None:

@@ -39,7 +39,8 @@ def command(kind: str, span: Span | None, title: str, message: str) -> str:
         properties.append(("endColumn", span.end_column))
     properties.append(("title", title))
     shown = ",".join(f"{name}={escape_property(_visible(str(value)))}" for name, value in properties)
-    return f"::{kind} {shown}::{escape_data(_visible(message))}"
+    # `##[` is the older command syntax, which a runner finds anywhere in a line (a file named `##[error]x.gpu`)
+    return f"::{kind} {shown}::{escape_data(_visible(message))}".replace("##[", "##\\x5b")
 
 
 def _failure(verdict: Verdict, siblings: list[Verdict]) -> str:

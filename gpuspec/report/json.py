@@ -20,11 +20,20 @@ def to_dict(report: Report) -> dict:
     return {
         "version": VERSION,
         "results": [_result(v) for v in report.verdicts],
-        "errors": [{"file": d.span.file if d.span else None, "line": d.span.line if d.span else None,
-                    "column": d.span.column if d.span else None, "code": d.code, "message": d.message,
-                    "help": d.help} for d in report.diagnostics],
+        "errors": [_diagnostic(d) for d in report.diagnostics],
+        # what changes no verdict (a Markdown fence that is nearly a gpu block), with the fix
+        "warnings": [_diagnostic(d) for d in report.warnings],
+        # why no claim was checked (exit 5), in one line; null when some claim was, or an input is invalid
+        "nothing_checked": report.nothing_checked(),
         "summary": report.summary,
     }
+
+
+def _diagnostic(diagnostic) -> dict:
+    span = diagnostic.span
+    return {"file": span.file if span else None, "line": span.line if span else None,
+            "column": span.column if span else None, "code": diagnostic.code, "message": diagnostic.message,
+            "help": diagnostic.help}
 
 
 def _result(verdict: Verdict) -> dict:

@@ -12,7 +12,8 @@ Rules:
   per sequence (QKᵀ and the weighted sum of V). Matmuls run at the dense tensor-core rate of the weights' dtype.
 - Kernels per layer: eager runs 15 (a setting); compiled fuses the elementwise work into the 7 matmuls
   (q, k, v, o, gate, up, down) and attention: 8. Of a layer's kernels, up to 7 read the weights (split evenly),
-  one reads the KV cache, and the rest are small, taking the kernel floor.
+  one reads the KV cache, and the rest are small, taking the kernel floor (layer_kernels, which the harness
+  builds from too).
 - The host launches them one by one at launch_cost each (or once, as a CUDA graph, when each kernel costs
   graph_node_cost more on the GPU); the queue decides the step time. `step_time_serial` adds launches and
   GPU time as if nothing overlapped.

@@ -8,7 +8,7 @@ from gpuspec import codegen, domains
 from gpuspec.codegen import Code
 from gpuspec.kinds.elementwise import Elementwise
 from gpuspec.planning import INT32_MAX, MAX_GRID, HarnessError, shallow, small
-from gpuspec.tensors import Tensor, result_dtype, result_shape
+from gpuspec.tensors import DTYPES, Tensor, result_dtype, result_shape
 from gpuspec.units import format_count
 
 
@@ -33,14 +33,16 @@ def plan(workload: Elementwise, key: str) -> dict:
             if math.prod(t.shape) != 1:
                 raise HarnessError(f"the harness broadcasts inputs only along leading dimensions ({t.name})")
         shrunk = small_out[len(small_out) - len(t.shape):] if t.shape else ()
-        inputs.append({"name": names[t], "ptr": codegen.identifier(f"ptr_{t.name}"),
+        inputs.append({"index": _index_kind(t, out_shape),  # how the kernel finds its elements: see _index_kind
+                       "name": names[t], "ptr": codegen.identifier(f"ptr_{t.name}"),
                        "len": codegen.identifier(f"len_{t.name}"), "label": Code(repr(t.name)),
                        "dtype": codegen.torch_dtype(t.dtype),
                        "shape": codegen.shape(t.shape), "small_shape": codegen.shape(shrunk),
                        "elements": codegen.literal(math.prod(t.shape)),
                        "low": codegen.literal(ranges[t][0]), "high": codegen.literal(ranges[t][1])})
     low_precision = {t.dtype for t in tensors} | {out_dtype}
-    block = 1 << max(4, (workload.threads_per_block - 1).bit_length())  # one element per thread, as the model counts
+    # The harness's own launch shape, not the model's threads per block (see templates/elementwise.py.jinja)
+    block, num_warps = vector_launch({t.dtype for t in tensors} | {out_dtype})
     largest = max([math.prod(out_shape), *(math.prod(t.shape) for t in tensors)])
     if -(-largest // block) > MAX_GRID:
         raise HarnessError(f"{format_count(largest)} elements in blocks of {block} is more programs than one kernel "
@@ -53,12 +55,36 @@ def plan(workload: Elementwise, key: str) -> dict:
         "small_out_shape": codegen.shape(small_out),
         "block": codegen.literal(block),  # Triton wants a power of two
         "wide": largest + block > INT32_MAX,  # offsets past int32, up to a block beyond the last element
-        "num_warps": codegen.literal(1 << min(5, max(0, (workload.threads_per_block // 32 - 1).bit_length()))),
+        "num_warps": codegen.literal(num_warps),
         "torch_expr": torch_expr, "triton_expr": triton_expr,
         # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
         "rtol": codegen.literal(0.02 if loose else 1e-4),
         "atol": codegen.literal(0.02 if loose else 1e-5),
     }
+
+
+VECTOR_BYTES = 16  # the widest global load and store a thread issues (LDG.E.128 / ld.global.v4.b32)
+
+
+def vector_launch(dtypes: set[str]) -> tuple[int, int]:
+    """(BLOCK, num_warps) of a memory-bound elementwise kernel: 4 warps, and per thread two whole 16-byte vectors
+    of the narrowest dtype (at least 8 elements), so every load and store is full width and each thread has
+    several in flight. BLOCK is 1024 (fp32), 2048 (bf16) or 4096 (fp8)."""
+    narrowest = min((DTYPES[d][0] for d in dtypes if d in DTYPES), default=4)
+    warps = 4
+    per_thread = max(8, 2 * VECTOR_BYTES // narrowest)
+    return 32 * warps * per_thread, warps
+
+
+def _index_kind(t: Tensor, out_shape: tuple[int, ...]) -> str:
+    """How the kernel indexes input `t` from the output's offsets: "same" (as many elements as the output, in its
+    order: the offsets themselves, nothing to compute), "scalar" (one element, loaded once) or "rows" (the output's
+    trailing dimensions, repeated along the leading ones: offset modulo the input's length, a compile-time
+    constant)."""
+    elements = math.prod(t.shape)
+    if elements == math.prod(out_shape):
+        return "same"
+    return "scalar" if elements == 1 else "rows"
 
 
 def _inputs(node) -> list[Tensor]:
