@@ -120,10 +120,8 @@ def _touches(ref, wanted) -> bool:
 
 
 def _measured_metric(ref) -> bool:
-    """Timings and what follows from them: the metrics a harness measures."""
-    from gpuspec.harness import MEASURABLE
-
-    return isinstance(ref, MetricRef) and ref.metric in MEASURABLE.get(ref.workload.kind, ())
+    """What a measurement supplies: the metrics whose model value depends on a time a harness measures."""
+    return isinstance(ref, MetricRef) and model.measurable(ref.workload, ref.metric)
 
 
 def _calibrated_metric(ref) -> bool:

@@ -7,7 +7,7 @@ import math
 import re
 
 from gpuspec.domains import expanded_power
-from gpuspec.workloads import Apply, Node, Scalar, Tensor, is_constant
+from gpuspec.tensors import Apply, Node, Scalar, Tensor, is_constant
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 # gpuspec dtype -> the torch attribute that names it. Nothing else reaches generated code.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from gpuspec.workloads import Apply, Node, Scalar, Tensor
+from gpuspec.tensors import Apply, Node, Scalar, Tensor
 
 Interval = tuple[float, float]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuspec import kinds
 from gpuspec.files import WriteError, write_atomically
 from gpuspec.pipeline import Sources, evidence, run_check
 from gpuspec.plot import data, select
@@ -113,7 +114,7 @@ def _report_pictures(checked: Report, draw, profile, results) -> list[document.P
             pictures.append(document.Picture("The roofline", "", f"not drawn: {error.reason}"))
         else:
             pictures.append(document.Picture("The roofline", draw.render(draw.roofline(panels), "svg").decode()))
-    streams = [s for s in chosen if s.workload.kind == "stream"]
+    streams = [s for s in chosen if kinds.of(s.workload).timeline]
     if streams:
         try:
             drawn = data.timeline(streams)

@@ -5,17 +5,20 @@ import contextlib
 import gc
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuspec import model
 from gpuspec.check import Evidence, Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
-from gpuspec.model.values import Value
 from gpuspec.program import Claim, Program
 from gpuspec.record import Record, record
 from gpuspec.report import Report
 from gpuspec.resolve import resolve
 from gpuspec.text import Span, SpecText, UnreadableText, decode, escaped, read_spec, undecoded
+
+if TYPE_CHECKING:
+    from gpuspec.report.explain import Explanation
 
 SPEC_SUFFIX = ".gpu"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -315,18 +318,9 @@ class Interrupted(KeyboardInterrupt):
         self.report, self.note = report, note
 
 
-@record
-class Explanation(Record):
-    """What `explain` shows for one workload or claim: where it is, what it is, and its values."""
-
-    span: Span
-    title: str
-    values: tuple[Value, ...]
-    errors: tuple[str, ...] = ()
-
-
 def explain(path: str, line: int | None = None) -> list[Explanation]:
     """Every metric of each workload in the file (or on `line`), and the value behind each direct claim."""
+    from gpuspec.report.explain import Explanation  # what `explain` prints; `check` does without it
     _, program = load(path)
     found: list[Explanation] = []
     for span, text, workload in program.workloads:
@@ -356,6 +350,7 @@ TOO_DEEP_TO_EXPLAIN = "this expression is nested too deeply to explain: split it
 
 
 def _claim_explanation(claim: Claim) -> Explanation:
+    from gpuspec.report.explain import Explanation
     try:
         return Explanation(claim.span, claim.text, (evaluate(claim.subject, model.estimate),))
     except model.ModelError as error:

@@ -1,19 +1,21 @@
 """The calibrated and measured sources: what a claim's subject is worth beside the model's estimate.
 
 calibrated: the model with the device's ceilings replaced by a profile's measured ones.
-measured: the timings of a harness, joined with the model's counts (bytes, FLOPs) for the rates derived from them.
+measured: the model's rules with the times a harness measured in place of the model's (the kind's measured leaves):
+the rates, shares and utilizations that follow from a measured time are computed by the model's own rules.
 """
 from __future__ import annotations
 
 import attrs
 
-from gpuspec import model, units
+from gpuspec import kinds, model, units
 from gpuspec.calibrate import Profile, device_for_gpu
 from gpuspec.harness import workload_key
 from gpuspec.model.values import Value
 from gpuspec.results import Measurement
+from gpuspec.schema import PARTS
 
-TIME, COUNT = units.TIME, units.COUNT
+TIME = units.TIME
 
 
 class NotAvailable(Exception):
@@ -21,10 +23,11 @@ class NotAvailable(Exception):
 
 
 def rebind(workload, device):
-    """The same workload on another device (and its inner workload, for a stream)."""
+    """The same workload on another device (and the workload it repeats, for a stream)."""
     changes = {"device": device}
-    if getattr(workload, "kind", None) == "stream":
-        changes["kernel"] = attrs.evolve(workload.kernel, device=device)
+    kernel = getattr(workload, "kernel", None)
+    if kernel is not None:
+        changes["kernel"] = attrs.evolve(kernel, device=device)
     return attrs.evolve(workload, **changes)
 
 
@@ -69,11 +72,12 @@ class Measured:
 
 
 class MeasuredView:
-    """A workload's measured metrics, shaped like an Estimate for evaluation."""
+    """A workload's metrics as one measurement gives them, shaped like an Estimate for evaluation: the model's rules
+    with the measured leaves. A metric whose model value depends on no leaf measured is not measured."""
 
     def __init__(self, workload, measurement: Measurement):
         self.workload, self.measurement = workload, measurement
-        self.kind = workload.kind
+        self._estimate = None
 
     def __getitem__(self, name: str) -> Value:
         m = self.measurement
@@ -89,69 +93,33 @@ class MeasuredView:
             raise NotAvailable(f"`{name}` is not measured (measured: {available})")
         return value
 
-    def _timing(self, metric: str, name: str) -> Value | None:
+    def _metric(self, name: str) -> Value | None:
+        """The metric by the model's rules with the measured leaves; None unless it depends on a leaf, and only on
+        leaves this measurement has."""
+        behind = model.leaves_behind(self.workload, name)
+        if not behind or not behind <= set(self.measurement.metrics):
+            return None
+        if self._estimate is None:
+            self._estimate = model.measured_estimate(self.workload, self._leaves())
+        return self._estimate[name]
+
+    def _leaves(self) -> dict[str, Value]:
         # Every summary here was checked where it entered (gpuspec.schema): a finite median above zero, p10 and p90
         # around it, and a part (busy_time, gpu_time) no more than timing noise above its whole.
-        summary = self.measurement.metrics.get(metric)
-        if summary is None:
-            return None
-        note = (f"median of {summary.get('samples')} samples, p10–p90 {summary['p10'] * 1e6:.3g}–"
-                f"{summary['p90'] * 1e6:.3g} µs, on {self.measurement.gpu}")
-        return Value(name, summary["median"], TIME, None, (), note=note)
-
-    def _metric(self, name: str) -> Value | None:
-        estimate = model.estimate(self.workload)
-        if self.kind in ("elementwise", "matmul", "rowwise", "attention"):
-            if name == "time":
-                return self._timing("time", "time")
-            time = self._timing("time", "measured time")
-            if time is None:
-                return None
-            if name == "achieved_bandwidth":
-                return Value(name, estimate["bytes_moved"].number / time.number, units.BANDWIDTH, "{0} / {1}",
-                             (estimate["bytes_moved"], time))
-            if name == "bandwidth_utilization":
-                bandwidth = self._metric("achieved_bandwidth")
-                peak = estimate.fact("hbm_bandwidth")
-                return Value(name, bandwidth.number / peak.number, COUNT, "{0} / {1}", (bandwidth, peak), percent=True)
-            if name == "achieved_flop_rate":
-                return Value(name, estimate["flops"].number / time.number, units.FLOP_RATE, "{0} / {1}",
-                             (estimate["flops"], time))
-            return None
-        if self.kind == "stream":
-            time, busy = self._timing("time", "time"), self._timing("busy_time", "busy_time")
-            if name in ("time", "host_time", "launch_time"):
-                return None if name != "time" else time
-            if name == "busy_time":
-                return busy
-            if time is None or busy is None:
-                return None
-            idle = Value("idle_time", max(0.0, time.number - busy.number), TIME, "{0} - {1}", (time, busy))
-            if name == "idle_time":
-                return idle
-            if name == "busy_share":  # timed apart, busy may come out a hair above the whole: a full share
-                return Value(name, min(1.0, busy.number / time.number), COUNT, "{0} / {1}", (busy, time), percent=True)
-            if name == "idle_share":
-                return Value(name, idle.number / time.number, COUNT, "{0} / {1}", (idle, time), percent=True)
-            return None
-        if self.kind == "decode":
-            step, gpu = self._timing("step_time", "step_time"), self._timing("gpu_time", "gpu_time")
-            if name in ("step_time", "time"):
-                return step
-            if name == "gpu_time":
-                return gpu
-            if step is None:
-                return None
-            if name == "tokens_per_s":
-                batch = estimate["batch"]
-                return Value(name, batch.number / step.number, units.divide(COUNT, TIME), "{0} / {1}", (batch, step))
-            if gpu is not None and name == "busy_share":
-                return Value(name, min(1.0, gpu.number / step.number), COUNT, "{0} / {1}", (gpu, step), percent=True)
-            if gpu is not None and name == "overhead_share":
-                idle = max(0.0, step.number - gpu.number)
-                return Value(name, idle / step.number, COUNT, "(step_time - gpu_time) / step_time", (step, gpu),
-                             percent=True)
-        return None
+        metrics = self.measurement.metrics
+        leaves = {}
+        for name in kinds.of(self.workload).measured_leaves:
+            summary = metrics.get(name)
+            if summary is None:
+                continue
+            note = (f"median of {summary.get('samples')} samples, p10–p90 {summary['p10'] * 1e6:.3g}–"
+                    f"{summary['p90'] * 1e6:.3g} µs, on {self.measurement.gpu}")
+            leaves[name] = Value(name, summary["median"], TIME, None, (), note=note)
+        for part, whole, _ in PARTS:  # timed apart, a part may come out a hair above its whole: the whole, then
+            if part in leaves and whole in leaves and leaves[part].number > leaves[whole].number:
+                leaves[part] = attrs.evolve(leaves[part], number=leaves[whole].number,
+                                            note=f"{leaves[part].note}; timed apart, a hair above {whole}: as much")
+        return leaves
 
     def _elsewhere(self, name: str, measured_gpu: str | None) -> str:
         gpu = self.measurement.gpu

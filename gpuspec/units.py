@@ -20,6 +20,7 @@ CYCLES: Dimension = (0, 0, 0, 1, 0)
 POWER: Dimension = (0, 0, 0, 0, 1)
 BANDWIDTH: Dimension = (-1, 1, 0, 0, 0)
 FLOP_RATE: Dimension = (-1, 0, 1, 0, 0)
+TOKEN_RATE: Dimension = (-1, 0, 0, 0, 0)  # a count per second: tokens/s
 INTENSITY: Dimension = (0, -1, 1, 0, 0)
 FREQUENCY: Dimension = (-1, 0, 0, 1, 0)  # a clock counts cycles per second
 

@@ -7,7 +7,8 @@ import pytest
 from conftest import H100, verdicts
 
 from gpuspec import devices, model
-from gpuspec.workloads import Attention, Tensor
+from gpuspec.kinds.attention import Attention
+from gpuspec.tensors import Tensor
 
 D = devices.lookup("H100-SXM")
 BW, PEAK = 3.35e12, D.fact("tensor_bf16").value

@@ -3,7 +3,7 @@ import pytest
 from conftest import H100, only, verdicts
 
 from gpuspec import devices, model
-from gpuspec.workloads import Collective
+from gpuspec.kinds.collective import Collective
 
 D = devices.lookup("H100-SXM")
 

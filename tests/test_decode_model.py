@@ -3,7 +3,7 @@ import pytest
 from conftest import only, run
 
 from gpuspec import devices, model, models
-from gpuspec.workloads import DecodeStep
+from gpuspec.kinds.decode import DecodeStep
 
 H100 = devices.lookup("H100-SXM")
 LLAMA3_8B = models.lookup("llama3-8b")

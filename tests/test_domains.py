@@ -10,12 +10,12 @@ import pytest
 
 from gpuspec import codegen, domains, harness
 from gpuspec.pipeline import compile_text
+from gpuspec.tensors import UNARY_FUNCTIONS, Apply, Scalar, Tensor
 from gpuspec.text import SpecText
-from gpuspec.workloads import Apply, Scalar, Tensor, UNARY_FLOPS
 
 HEAD = "device H100-SXM\nx = fp32[16, 256]\ny = fp32[16, 256]\nb = bf16[16, 256]\nh = fp16[16, 256]\n" \
        "i = int32[16, 256]\nu = uint8[256]\n"
-UNARY = sorted(UNARY_FLOPS)
+UNARY = sorted(UNARY_FUNCTIONS)
 EXPRESSIONS = [
     *[f"{f}(x)" for f in UNARY if f != "neg"], *[f"{f}(x - y)" for f in UNARY if f != "neg"], "-x", "-(x - y)",
     *[f"{f}(b)" for f in UNARY if f != "neg"],

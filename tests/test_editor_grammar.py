@@ -1,7 +1,7 @@
 """The VS Code extension in contrib/vscode: its files are well formed, and its TextMate grammar knows the language.
 
 The grammar is checked against the language's own sources (grammar/gpuspec.lark for the keywords,
-gpuspec/metrics.py for the metric names, gpuspec/workloads.py for the dtypes, gpuspec/units.py for the
+gpuspec/metrics.py for the metric names, gpuspec/tensors.py for the dtypes, gpuspec/units.py for the
 counting words) and against the bundled specs, tokenized by `MiniTextMate` below: a small test-only
 stand-in for the editor's tokenizer.
 
@@ -310,7 +310,7 @@ def metric_names() -> set[str]:
 
 
 def dtype_names() -> set[str]:
-    names = {key.value for key in _assigned(_module("gpuspec/workloads.py"), "DTYPES").keys}
+    names = {key.value for key in _assigned(_module("gpuspec/tensors.py"), "DTYPES").keys}
     assert "bf16" in names
     return names
 

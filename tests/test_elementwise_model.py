@@ -4,8 +4,9 @@ import math
 import pytest
 
 from gpuspec import devices, model
+from gpuspec.kinds.elementwise import Elementwise
 from gpuspec.model.estimate import ModelError
-from gpuspec.workloads import Apply, Elementwise, Scalar, Tensor
+from gpuspec.tensors import Apply, Scalar, Tensor
 
 H100 = devices.lookup("H100-SXM")
 X = Tensor("x", "bf16", (4096, 4096))
@@ -127,3 +128,12 @@ def test_last_wave_occupancy():
     e = estimate(times_two())
     assert e["last_wave_occupancy"].number == pytest.approx((65_536 - 62 * 1_056) / 1_056)
     assert math.isclose(e["threads"].number, 16_777_216)
+
+
+def test_every_function_an_expression_may_call_has_its_flops_counted():
+    from gpuspec.kinds.elementwise.rules import UNARY_FLOPS
+    from gpuspec.tensors import FUNCTIONS, UNARY_FUNCTIONS
+
+    assert set(UNARY_FLOPS) == set(UNARY_FUNCTIONS) == {name for name, arity in FUNCTIONS.items() if arity == 1}
+    e = estimate(Apply("gelu", (Apply("silu", (X,)),)), mode="fused")
+    assert e["flops"].number == X.elements * (UNARY_FLOPS["gelu"] + UNARY_FLOPS["silu"]) == X.elements * 9

@@ -300,7 +300,7 @@ TEMPLATE_NAMES = {
     "random_input", "reason", "record", "reference", "report", "result", "results", "rows", "rtol", "run", "sample",
     "self", "shape", "shapes", "side", "size", "smi", "start", "statement", "step", "stream", "summary", "t", "text",
     "v", "values", "weights", "worst", "write_report", "__init__", "square", "silu", "gelu", "whole_power", "x",
-    "result",
+    "result", "launch", "launched",
 }
 TEMPLATE_NAMES |= {"EVEN", "FUSED_ATTENTION", "attention_backend", "backend", "kernels", "mark", "marks", "names"}
 

@@ -24,7 +24,7 @@ from gpuspec.text import SpecText
 
 LESSON = ROOT / "specs" / "gpu-execution.gpu"
 FAKE_SECONDS = 1e-5
-METRICS = {"elementwise": {"time"}, "stream": {"time"}, "decode": {"step_time"}}  # what a CPU run measures
+METRICS = {"elementwise": {"time"}, "stream": {"time", "host_time"}, "decode": {"step_time"}}  # what a CPU run measures
 
 
 def run_program(source: str, folder) -> dict:
@@ -225,10 +225,10 @@ def domain_spec() -> tuple[str, list[str]]:
     """Every function and operator, alone and on a difference (whose sign the inputs must choose), in fp32 fused
     and bf16 eager; expressions whose inputs must lie in a narrow range (x ^ 0.5, log(x - 1), 1 / (x - y)); and a
     tensor of 2^31 elements, whose kernel computes its offsets in int64 (run small here)."""
-    from gpuspec.workloads import UNARY_FLOPS
+    from gpuspec.tensors import UNARY_FUNCTIONS
 
     cases = {}
-    for f in sorted(UNARY_FLOPS):
+    for f in sorted(UNARY_FUNCTIONS):
         cases[f"u_{f}"] = ("-x" if f == "neg" else f"{f}(x)") + " fused"
         cases[f"b_{f}"] = ("-b" if f == "neg" else f"{f}(b)") + " eager"
         cases[f"d_{f}"] = ("-(x - y)" if f == "neg" else f"{f}(x - y)") + " fused"

@@ -3,7 +3,8 @@ import pytest
 from conftest import H100, only, verdicts
 
 from gpuspec import devices, model
-from gpuspec.workloads import Matmul, Tensor
+from gpuspec.kinds.matmul import Matmul
+from gpuspec.tensors import Tensor
 
 D = devices.lookup("H100-SXM")
 

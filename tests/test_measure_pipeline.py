@@ -327,3 +327,118 @@ def test_checking_with_results_and_a_profile_imports_neither_torch_nor_triton(h1
     code, sources, heavy = json.loads(done.stdout)
     assert code == 1 and sources == ["calibrated", "measured", "model"]
     assert heavy == []
+
+
+# --- what is measured follows from the model's rules ---------------------------------------------------------
+
+RULES_SPEC = """\
+device H100-SXM
+a = bf16[512, 512]
+b = bf16[512, 512]
+c = a @ b:
+    flop_utilization ≈ 2.7%
+x = bf16[4096]
+y = x * 2
+s = 50 launches of y:
+    host_time ≈ 10 µs
+    launch_time ≈ 10 µs
+    idle_share < 50%
+step = decode llama3-8b, batch 1, context 64, kernels_per_layer 10:
+    tokens_per_s ≈ 100,000 tokens/s
+    kernels_per_layer = 10
+"""
+FLOP_UTILIZATION, HOST_TIME, LAUNCH_TIME, IDLE_SHARE, TOKENS_PER_S, PER_LAYER = 5, 9, 10, 11, 13, 14
+
+
+@pytest.fixture(scope="module")
+def ruled(folder):
+    path = folder / "rules.gpu"
+    path.write_text(RULES_SPEC, encoding="utf-8")
+    report = run_check([str(path)], Sources(measure=fake(H100_GPU)))
+    assert not report.diagnostics, report.diagnostics
+    _, program = load(str(path))
+    return table(report), {text.split(" ")[0]: w for _, text, w in program.workloads}
+
+
+def test_a_matmuls_flop_utilization_is_measured_from_its_measured_time(ruled):
+    from gpuspec import model
+
+    verdicts, workloads = ruled
+    measured = verdicts[(FLOP_UTILIZATION, "measured")]
+    e = model.estimate(workloads["c"])
+    expected = e["flops"].number / FAKE_SECONDS / e["peak_flop_rate"].number
+    assert measured.status == "pass" and measured.actual.number == pytest.approx(expected)
+    rate = measured.actual.inputs[0]  # achieved_flop_rate = flops / time, with the measured time
+    assert rate.name == "achieved_flop_rate" and rate.inputs[1].name == "time"
+    assert rate.inputs[1].number == FAKE_SECONDS and "median of 3 samples" in rate.inputs[1].note
+    # the model's own verdict is there too, from the model's time
+    assert verdicts[(FLOP_UTILIZATION, "model")].actual.number != pytest.approx(expected)
+
+
+def test_a_streams_host_time_is_measured(ruled):
+    verdicts, _ = ruled
+    for line in (HOST_TIME, LAUNCH_TIME):
+        measured = verdicts[(line, "measured")]
+        assert measured.status == "pass" and measured.actual.number == FAKE_SECONDS, measured.reason
+    assert verdicts[(HOST_TIME, "model")].actual.number != FAKE_SECONDS
+
+
+def test_a_metric_that_needs_a_leaf_the_run_did_not_measure_is_skipped_naming_what_was(ruled):
+    verdicts, _ = ruled
+    # the GPU's busy time comes from a CUDA graph: a run without CUDA measures the stream's time and host time only
+    skipped = verdicts[(IDLE_SHARE, "measured")]
+    assert skipped.status == "skip" and skipped.reason == "`idle_share` is not measured (measured: host_time, time)"
+
+
+def test_a_decode_steps_rates_follow_from_its_measured_step_time(ruled):
+    verdicts, _ = ruled
+    measured = verdicts[(TOKENS_PER_S, "measured")]
+    assert measured.status == "pass" and measured.actual.number == pytest.approx(1 / FAKE_SECONDS)
+    assert (PER_LAYER, "measured") not in verdicts  # a count no harness measures gets the model alone
+
+
+def test_which_metrics_a_measurement_supplies_follows_from_the_rules():
+    from gpuspec import model
+    from gpuspec.pipeline import compile_text
+    from gpuspec.text import SpecText
+
+    program = compile_text(SpecText("m.gpu", RULES_SPEC))
+    w = {text.split(" ")[0]: workload for _, text, workload in program.workloads}
+    behind = model.leaves_behind
+    assert behind(w["c"], "flop_utilization") == behind(w["c"], "achieved_bandwidth") == {"time"}
+    assert behind(w["c"], "waves_started") == behind(w["c"], "bound") == frozenset()  # no measured time in them
+    assert behind(w["s"], "idle_share") == {"time", "busy_time"}
+    assert behind(w["s"], "launch_time") == {"host_time"}
+    assert behind(w["s"], "bound") == {"host_time", "busy_time"}
+    assert behind(w["s"], "utilization") == frozenset()  # sampled windows: the queue's, not measured
+    assert behind(w["step"], "tokens_per_s") == {"step_time"}
+    assert behind(w["step"], "overhead_share") == {"step_time", "gpu_time"}
+    assert behind(w["step"], "time") == {"step_time"}  # stops at the leaf: its own rule's inputs do not count
+    assert behind(w["step"], "kv_bytes") == frozenset()
+
+
+def test_the_decode_harness_builds_from_the_models_list_of_a_layers_kernels(monkeypatch):
+    from gpuspec import model
+    from gpuspec.kinds.decode import rules
+    from gpuspec.pipeline import compile_text
+    from gpuspec.text import SpecText
+
+    def built(per_layer: int):
+        program = compile_text(SpecText("d.gpu", f"device H100-SXM\ndecode llama3-8b, kernels_per_layer {per_layer}"
+                                                 " is ≈ 10 ms\n"))
+        plan = harness.plans(program)[0][0]
+        step = program.workloads[0][2]
+        return plan, step
+
+    for per_layer in (1, 2, 7, 8, 9, 15, 40):
+        plan, step = built(per_layer)
+        layer = rules.layer_kernels(per_layer)
+        assert (int(plan["weight_kernels"]), plan["attention"], int(plan["small_kernels"])) == \
+            (layer.weights, bool(layer.attention), layer.small)
+        assert layer.weights + layer.attention + layer.small == per_layer
+    # one list: a model with four weight matmuls a layer changes the model's queue and the harness alike
+    monkeypatch.setattr(rules, "WEIGHT_MATMULS", ("qkv", "o", "gate_up", "down"))
+    plan, step = built(8)
+    assert int(plan["weight_kernels"]) == 4 and int(plan["small_kernels"]) == 3
+    pattern = rules._kernel_pattern(model.measured_estimate(step, {}))
+    assert [count for _, count in pattern] == [4, 1, 3]

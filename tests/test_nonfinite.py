@@ -15,9 +15,9 @@ from conftest import H100, ROOT, run
 from gpuspec import model, models, units
 from gpuspec.cli import main
 from gpuspec.devices import lookup
+from gpuspec.kinds.decode import DecodeStep
 from gpuspec.model.values import NotFinite, Value, ceiling, quotient
 from gpuspec.report import json as json_report
-from gpuspec.workloads import DecodeStep
 
 pytest_plugins = ["pytester"]
 

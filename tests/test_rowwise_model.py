@@ -7,7 +7,8 @@ import pytest
 from conftest import H100, verdicts
 
 from gpuspec import devices, model
-from gpuspec.workloads import Rowwise, Tensor
+from gpuspec.kinds.rowwise import Rowwise
+from gpuspec.tensors import Tensor
 
 D = devices.lookup("H100-SXM")
 ROWS, LENGTH = 8192, 4096

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import attrs
 
-from gpuspec import units
+from gpuspec import kinds, units
 from gpuspec.devices import Device
 from gpuspec.model.values import NotFinite, Value, extreme_inputs, fact
 
@@ -61,12 +61,17 @@ Rule = Callable[["Estimate"], Value]
 class Estimate:
     """The metrics of one workload: a lazy, memoised mapping from metric name to Value.
 
-    rules maps each metric the workload's kind defines to the function that computes it from others.
+    rules maps each metric the workload's kind defines to the function that computes it from others. leaves are
+    values given instead of their rules (measured times, for the measured source): every rule that uses one uses
+    the given value. estimate_of(workload) is the estimate of another workload that a rule builds on (the workload
+    a stream repeats).
     """
 
-    def __init__(self, workload, device: Device, rules: dict[str, Rule]):
+    def __init__(self, workload, device: Device, rules: dict[str, Rule], leaves: dict[str, Value] | None = None,
+                 estimate_of: Callable[[object], Estimate] | None = None):
         self.workload, self.device, self._rules = workload, device, rules
-        self._values: dict[str, Value] = {}
+        self._values: dict[str, Value] = dict(leaves) if leaves else {}
+        self.estimate_of = estimate_of
 
     def __getitem__(self, name: str) -> Value:
         value = self._values.get(name)
@@ -76,8 +81,7 @@ class Estimate:
                 from gpuspec.diagnostics import did_you_mean
 
                 hint = did_you_mean(name, self._rules)
-                article = "an" if self.workload.kind[0] in "aeiou" else "a"
-                raise ModelError(f"{article} {self.workload.kind} workload has no metric `{name}`"
+                raise ModelError(f"{kinds.of(self.workload).article} has no metric `{name}`"
                                  + (f"; {hint}" if hint else ""))
             try:
                 value = rule(self)

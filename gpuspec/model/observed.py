@@ -10,11 +10,11 @@ Rules:
 """
 from __future__ import annotations
 
-from gpuspec import units
+from gpuspec import kinds, units
+from gpuspec.kinds.kind import Kind
 from gpuspec.model.estimate import Estimate, ModelError
 from gpuspec.model.values import Value, product, quotient, renamed
 
-TOKEN_RATE = units.divide(units.COUNT, units.TIME)
 
 
 def figure(e: Estimate) -> Value:
@@ -22,36 +22,26 @@ def figure(e: Estimate) -> Value:
     return Value("observed", observed.value, tuple(observed.dimension), note=f"as written: {observed.text}")
 
 
-def _flops_per_gpu(e: Estimate) -> Value:
-    return e["flops_per_gpu"] if "flops_per_gpu" in e else e["flops"]
+def _observed_time(figures: dict) -> object:
+    def observed_time(e: Estimate) -> Value:
+        given = figure(e)
+        if given.dimension not in figures:  # the resolver allows only the kind's figures
+            raise ModelError(f"a figure in {units.si_symbol(given.dimension)} says nothing about "
+                             f"{kinds.of(e.workload).article}")
+        over = figures[given.dimension]
+        if over is None:
+            return renamed("observed_time", given)
+        if over == "size":
+            note = "a collective's bandwidth is buffer / time"
+        else:
+            note = "a FLOP rate is per GPU" if given.dimension == units.FLOP_RATE else None
+        return quotient("observed_time", e[over], given, note=note)
+    return observed_time
 
 
-def observed_time(e: Estimate) -> Value:
-    given = figure(e)
-    dimension = given.dimension
-    if dimension == units.TIME:
-        return renamed("observed_time", given)
-    if dimension == TOKEN_RATE:
-        return quotient("observed_time", e["tokens"], given)
-    if dimension == units.FLOP_RATE:
-        return quotient("observed_time", _flops_per_gpu(e), given, note="a FLOP rate is per GPU")
-    if dimension == units.BANDWIDTH:
-        if e.workload.kind == "collective":
-            return quotient("observed_time", e["size"], given, note="a collective's bandwidth is buffer / time")
-        return quotient("observed_time", e["bytes_moved"], given)
-    raise ModelError(f"a figure in {units.si_symbol(dimension)} says nothing about this {e.workload.kind} workload")
-
-
-def observed_tokens_per_s(e: Estimate) -> Value:
-    return quotient("observed_tokens_per_s", e["tokens"], e["observed_time"])
-
-
-def observed_flop_rate(e: Estimate) -> Value:
-    return quotient("observed_flop_rate", _flops_per_gpu(e), e["observed_time"], note="per GPU")
-
-
-def observed_bandwidth(e: Estimate) -> Value:
-    return quotient("observed_bandwidth", e["bytes_moved"], e["observed_time"], note="per GPU")
+def _per_time(name: str, over: str, note: str | None = None):
+    """`name` = the metric `over` / observed_time."""
+    return lambda e: quotient(name, e[over], e["observed_time"], note=note)
 
 
 def observed_mfu(e: Estimate) -> Value:
@@ -66,27 +56,19 @@ def observed_vs_model(e: Estimate) -> Value:
     return quotient("observed_vs_model", e["observed_time"], e["time"], note="how many times the model's time")
 
 
-def observed_algbw(e: Estimate) -> Value:
-    return quotient("observed_algbw", e["size"], e["observed_time"])
-
-
 def observed_busbw(e: Estimate) -> Value:
     return product("observed_busbw", e["observed_algbw"], e["wire_share"])
 
 
-_ALWAYS = {"observed_time": observed_time, "observed_vs_model": observed_vs_model}
-_NEEDS = (  # (a metric the kind must have, the observed metrics that then make sense)
-    ("tokens", {"observed_tokens_per_s": observed_tokens_per_s}),
-    ("peak_flop_rate", {"observed_flop_rate": observed_flop_rate, "observed_mfu": observed_mfu}),
-    ("t_mem", {"observed_bandwidth": observed_bandwidth, "observed_mbu": observed_mbu}),
-    ("wire_share", {"observed_algbw": observed_algbw, "observed_busbw": observed_busbw}),
-)
-
-
-def rules_for(kind_rules: dict) -> dict:
-    """A kind's rules with the observed metrics that make sense for it added."""
-    rules = {**kind_rules, **_ALWAYS}
-    for needed, added in _NEEDS:
-        if needed in kind_rules:
-            rules.update(added)
-    return rules
+def rules_for(kind: Kind, kind_rules: dict) -> dict:
+    """A kind's rules with the observed metrics its figures imply (Kind.observed_metrics) added."""
+    figures = kind.figures
+    made = {"observed_time": _observed_time(figures), "observed_vs_model": observed_vs_model,
+            "observed_tokens_per_s": _per_time("observed_tokens_per_s", figures.get(units.TOKEN_RATE)),
+            "observed_flop_rate": _per_time("observed_flop_rate", figures.get(units.FLOP_RATE), "per GPU"),
+            "observed_mfu": observed_mfu,
+            "observed_bandwidth": _per_time("observed_bandwidth", figures.get(units.BANDWIDTH), "per GPU"),
+            "observed_mbu": observed_mbu,
+            "observed_algbw": _per_time("observed_algbw", figures.get(units.BANDWIDTH)),
+            "observed_busbw": observed_busbw}
+    return {**kind_rules, **{name: made[name] for name in kind.observed_metrics}}

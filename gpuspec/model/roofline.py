@@ -5,6 +5,12 @@ from __future__ import annotations
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import Value, quotient, total
 
+# The device fact that is a dtype's dense peak for matrix work: the tensor cores' rate of bf16, fp16, fp8, int8 and
+# tf32; fp32 at the plain fp32 rate (PyTorch does not use TF32 for float32 matmuls unless told to); fp64 at the fp64
+# tensor rate.
+TENSOR_PEAK = {"bf16": "tensor_bf16", "fp16": "tensor_fp16", "fp8": "tensor_fp8", "int8": "tensor_int8",
+               "tf32": "tensor_tf32", "fp32": "fp32", "fp64": "tensor_fp64"}
+
 
 def bytes_moved(e: Estimate) -> Value:
     return total("bytes_moved", e["bytes_read"], e["bytes_written"])

@@ -12,7 +12,6 @@ import re
 from attrs import frozen
 
 from gpuspec import model, units
-from gpuspec.model import stream as stream_model
 from gpuspec.record import as_tuple
 from gpuspec.sources import NotAvailable
 
@@ -417,6 +416,6 @@ def _drawn_shape(subject: Subject) -> tuple[list[float], float, float]:
 def _shape(stream) -> tuple[list[float], float, float]:
     """A stream's kernel times, its launch cost (or graph launch cost) and the graph node cost, in seconds."""
     e = model.estimate(stream)
-    pattern = stream_model.repeat_kernel_times(stream.kernel)
+    pattern = model.kernel_times(stream.kernel)
     node_cost = e.fact("graph_node_cost").number if stream.graph else 0.0
     return pattern, e["launch_cost"].number, node_cost

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from attrs import frozen
 
+from gpuspec import kinds
 from gpuspec.pipeline import load, spec_files
 from gpuspec.plot.data import Subject, label_of, plottable
 from gpuspec.program import Program
@@ -61,8 +62,8 @@ def roofline_subjects(targets: list[Target]) -> list[Subject]:
     drawable = [s for s in chosen if plottable(s.workload)]
     if not drawable:
         where = ", ".join(_target(t.path, t.line) for t in targets)
-        kinds = sorted({s.workload.kind for s in chosen})
-        had = f"only {' and '.join(kinds)} workloads, which have" if kinds else "no workloads, so"
+        names = sorted({s.workload.kind for s in chosen})
+        had = f"only {' and '.join(names)} workloads, which have" if names else "no workloads, so"
         raise SelectionError(f"{where}: nothing to put on a roofline: {had} no FLOPs, bytes and time to plot; "
                              "give a file with elementwise, matmul, row-wise, attention, stream or decode workloads")
     return drawable
@@ -74,16 +75,14 @@ def stream_subjects(targets: list[Target]) -> list[Subject]:
     for target in targets:
         path, line = target.path, target.line
         chosen = subjects([target])
-        streams = [s for s in chosen if s.workload.kind == "stream"]
+        streams = [s for s in chosen if kinds.of(s.workload).timeline]
         if streams:
             found.extend(streams)
             continue
-        others = [s for s in _all(target) if s.workload.kind == "stream"]
+        others = [s for s in _all(target) if kinds.of(s.workload).timeline]
         if line is not None:
-            what = chosen[0].workload.kind
-            article = "an" if what[0] in "aeiou" else "a"
-            raise SelectionError(f"{path}:{line}: `{chosen[0].label}` is {article} {what} workload, not a launch "
-                                 f"stream (`N launches of W`); {_lines('streams', others)}")
+            raise SelectionError(f"{path}:{line}: `{chosen[0].label}` is {kinds.of(chosen[0].workload).article}, "
+                                 f"not a launch stream (`N launches of W`); {_lines('streams', others)}")
     if not found:
         where = ", ".join(_target(t.path, t.line) for t in targets) or "the files given"
         raise SelectionError(f"{where}: no launch streams to draw; write one as `N launches of W`")

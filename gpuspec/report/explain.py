@@ -2,8 +2,19 @@
 from __future__ import annotations
 
 from gpuspec.model.values import Value
-from gpuspec.pipeline import Explanation
+from gpuspec.record import Record, record
 from gpuspec.report.safe import shown_line
+from gpuspec.text import Span
+
+
+@record
+class Explanation(Record):
+    """What `explain` shows for one workload or claim: where it is, what it is, and its values."""
+
+    span: Span
+    title: str
+    values: tuple[Value, ...]
+    errors: tuple[str, ...] = ()
 
 
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:

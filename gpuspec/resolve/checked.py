@@ -19,8 +19,6 @@ from gpuspec.program import (
 from gpuspec.resolve.scope import invalid
 from gpuspec.text import Span
 
-TOKEN_RATE = units.divide(units.COUNT, units.TIME)
-
 
 def free_names(expr: nodes.Expr) -> set[str]:
     if isinstance(expr, nodes.Name):
@@ -97,7 +95,7 @@ def with_article(word: str) -> str:
 def describe(dimension: units.Dimension | None) -> str:
     names = {units.TIME: "time (s)", units.BYTES: "bytes (B)", units.FLOPS: "FLOP", units.BANDWIDTH: "bytes/s",
              units.FLOP_RATE: "FLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
-             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers", TOKEN_RATE: "tokens/s"}
+             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers", units.TOKEN_RATE: "tokens/s"}
     if dimension is None:
         return "words"
     return names.get(dimension, units.si_symbol(dimension))

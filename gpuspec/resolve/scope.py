@@ -1,18 +1,17 @@
-"""What the resolver knows at a point of a spec: the device, the settings, the names defined so far; and the error
-that stops one statement while the rest of the file is still checked."""
+"""What the resolver knows at a point of a spec (the device, the settings, the names defined so far) and what it has
+found (claims, workloads, errors): the Scope every statement's function works on; and the error that stops one
+statement while the rest of the file is still checked."""
 from __future__ import annotations
 
 from gpuspec.devices import Device
-from gpuspec.diagnostics import Diagnostic
+from gpuspec.diagnostics import Diagnostic, did_you_mean
 from gpuspec.program import (
+    Claim,
     Ref,
     Tolerance,
 )
+from gpuspec.tensors import Tensor
 from gpuspec.text import Span
-from gpuspec.workloads import (
-    Elementwise,
-    Tensor,
-)
 
 DEFAULT_THREADS_PER_BLOCK = 256
 DEFAULT_TOLERANCE = 0.10
@@ -42,7 +41,7 @@ class Binding:
 class WorkloadName(Binding):
     __slots__ = ("workload",)
 
-    def __init__(self, workload: Elementwise, line: int):
+    def __init__(self, workload, line: int):
         super().__init__(line)
         self.workload = workload
 
@@ -64,9 +63,11 @@ class TensorName(Binding):
 
 
 class Scope:
-    """What is known at a point in the file: device, settings, and names defined so far."""
+    """One spec being resolved: what is known at the current statement (device, settings, names defined so far),
+    and what has been found (claims, workloads, every error of the file)."""
 
-    def __init__(self):
+    def __init__(self, path: str):
+        self.path = path
         self.device: Device | None = None
         self.device_span: Span | None = None
         self.tolerance = Tolerance(DEFAULT_TOLERANCE, None, "± 10%", True)
@@ -79,3 +80,31 @@ class Scope:
         self.sample_window: float | None = None
         self.models: dict[str, object] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}
+        self.quote: str | None = None  # the sentence the next claims check, if one was quoted
+        self.claims: list[Claim] = []
+        self.workloads: list[tuple[Span, str, object]] = []
+        self.errors: list[Diagnostic] = []
+
+
+def require_device(scope: Scope, span: Span) -> Device:
+    if scope.device is None:
+        raise invalid("no-device", "no device is set for this workload", span,
+                      "add a line such as `device H100-SXM` above it")
+    return scope.device
+
+
+def bind(scope: Scope, name: str, binding: Binding, span: Span) -> None:
+    """Define `name`; an error if the file has defined it already."""
+    if name in scope.names:
+        line = scope.names[name].line
+        raise invalid("duplicate-name", f"`{name}` is already defined on line {line}", span,
+                      f"use a new name, or claim its value with `{name} is ...`")
+    scope.names[name] = binding  # a value may share a metric's name; inside a workload's claims the metric wins
+
+
+def unknown_name(scope: Scope, name: str, span: Span, tensors: bool = False, metric_names=()) -> Invalid:
+    known = [*scope.names, *metric_names]
+    hint = did_you_mean(name, known)
+    if hint is None and tensors:
+        hint = f"define it first (`{name} = bf16[4096, 4096]`), or give its type with `on 4096² bf16`"
+    return invalid("unknown-name", f"unknown name `{name}`", span, hint)

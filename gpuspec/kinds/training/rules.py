@@ -18,12 +18,12 @@ Rules:
 from __future__ import annotations
 
 from gpuspec import units
-from gpuspec.model import decode
+from gpuspec.model import llm
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import Value, given, product, quotient, renamed, total
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
-_m = decode._m
+_m = llm.model_fact
 
 
 def batch(e: Estimate) -> Value:
@@ -90,10 +90,10 @@ def activation_bytes(e: Estimate) -> Value:
 
 RULES = {
     "params": lambda e: renamed("params", _m(e, "params")), "layers": lambda e: renamed("layers", _m(e, "layers")),
-    "active_params": decode.active_params, "batch": batch, "context": context, "gpus": gpus, "tokens": tokens,
+    "active_params": llm.active_params, "batch": batch, "context": context, "gpus": gpus, "tokens": tokens,
     "dense_flops_per_token": dense_flops_per_token, "attention_flops_per_token": attention_flops_per_token,
     "flops_per_token": flops_per_token, "flops": flops, "flops_per_gpu": flops_per_gpu,
-    "peak_flop_rate": decode.peak_flop_rate, "t_math": t_math, "time": time,
+    "peak_flop_rate": llm.peak_flop_rate, "t_math": t_math, "time": time,
     "step_time": lambda e: renamed("step_time", e["time"]), "tokens_per_s": tokens_per_s,
     "state_bytes": state_bytes, "activation_bytes": activation_bytes,
 }

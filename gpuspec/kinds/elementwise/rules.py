@@ -22,18 +22,20 @@ from gpuspec.model.values import (
     product,
     renamed,
 )
-from gpuspec.workloads import (
-    DTYPES,
-    UNARY_FLOPS,
-    Apply,
-    Node,
-    Tensor,
-    is_constant,
-    result_dtype,
-    result_shape,
-)
+from gpuspec.tensors import DTYPES, Apply, Node, Tensor, is_constant, result_dtype, result_shape
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
+
+# FLOPs per element of each function (gpuspec.tensors.UNARY_FUNCTIONS). Convention: every arithmetic operation and
+# every special function evaluation (exp, log, sqrt, tanh, erf) counts as one FLOP; a fused multiply-add counts as
+# two. A binary operation (add, sub, mul, div, pow, maximum, minimum) is one FLOP.
+UNARY_FLOPS = {
+    "neg": 1, "abs": 1, "relu": 1, "exp": 1, "log": 1, "sqrt": 1, "rsqrt": 1, "tanh": 1, "sin": 1, "cos": 1,
+    "erf": 1, "square": 1,
+    "sigmoid": 3,  # 1 / (1 + exp(-x)): exp, add, divide
+    "silu": 4,     # x * sigmoid(x)
+    "gelu": 5,     # 0.5 * x * (1 + erf(x / sqrt(2))): divide, erf, add, two multiplies
+}
 
 
 def _size(node: Node) -> int:
@@ -98,6 +100,7 @@ def kernel_times(e: Estimate) -> list[float]:
     """The GPU time of each kernel, in order (for the launch queue)."""
     return kernel_sequence.kernel_times(e, _kernels(e))
 
+
 def elements(e: Estimate) -> Value:
     return given("elements", math.prod(result_shape(e.workload.expr)), COUNT)
 
@@ -119,10 +122,6 @@ def peak_flop_rate(e: Estimate) -> Value:
     # Elementwise work runs on the plain units; half types are computed in fp32.
     uses_fp64 = result_dtype(e.workload.expr) == "fp64"
     return renamed("peak_flop_rate", e.fact("fp64" if uses_fp64 else "fp32"))
-
-
-
-
 
 
 def blocks(e: Estimate) -> Value:

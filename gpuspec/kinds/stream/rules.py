@@ -10,8 +10,10 @@ Rules:
 """
 from __future__ import annotations
 
+import importlib
+
 from gpuspec import units
-from gpuspec.model import attention, elementwise, launches, rowwise
+from gpuspec.model import launches
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import Value, choice, given, product, quotient, renamed
 
@@ -19,28 +21,21 @@ COUNT, TIME = units.COUNT, units.TIME
 
 
 def _inner(e: Estimate) -> Estimate:
-    from gpuspec.model import estimate  # the repeated workload's own estimate, shared with its claims
-
-    return estimate(e.workload.kernel)
-
-
-# The GPU time of each kernel of one repeat, by the repeated workload's kind; a matmul is one kernel.
-_KERNEL_TIMES = {"elementwise": elementwise.kernel_times, "rowwise": rowwise.kernel_times,
-                 "attention": attention.kernel_times, "matmul": lambda inner: [inner["time"].number]}
+    """The repeated workload's own estimate, shared with its claims."""
+    return e.estimate_of(e.workload.kernel)
 
 
-def repeat_kernel_times(kernel) -> list[float]:
-    """The GPU time of each kernel of one repeat of the workload `kernel`, in order."""
-    from gpuspec.model import estimate
-
-    return _KERNEL_TIMES[kernel.kind](estimate(kernel))
+def repeat_kernel_times(inner: Estimate) -> list[float]:
+    """The GPU time of each kernel of one repeat, in order, as the repeated workload's own rules give them (every
+    streamable kind's rules have kernel_times)."""
+    return importlib.import_module(f"gpuspec.kinds.{inner.workload.kind}.rules").kernel_times(inner)
 
 
 def _timeline(e: Estimate) -> launches.Timeline:
     cached = getattr(e, "_timeline", None)
     if cached is None:
         w = e.workload
-        pattern = repeat_kernel_times(w.kernel)
+        pattern = repeat_kernel_times(_inner(e))
         if w.graph:
             cached = launches.run(pattern, w.count, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
                                   e.fact("graph_node_cost").number)

@@ -25,7 +25,6 @@ from gpuspec import units
 from gpuspec.model import kernel_sequence, roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.kernel_sequence import Kernel
-from gpuspec.model.matmul import PEAK
 from gpuspec.model.values import Value, given, product, renamed, total
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
@@ -93,7 +92,7 @@ def bytes_written(e: Estimate) -> Value:
 
 
 def peak_flop_rate(e: Estimate) -> Value:
-    return renamed("peak_flop_rate", e.fact(PEAK.get(e.workload.q.dtype, "tensor_bf16")))
+    return renamed("peak_flop_rate", e.fact(roofline.TENSOR_PEAK.get(e.workload.q.dtype, "tensor_bf16")))
 
 
 def kernel_count(e: Estimate) -> Value:

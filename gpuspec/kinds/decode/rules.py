@@ -12,7 +12,8 @@ Rules:
   per sequence (QKᵀ and the weighted sum of V). Matmuls run at the dense tensor-core rate of the weights' dtype.
 - Kernels per layer: eager runs 15 (a setting); compiled fuses the elementwise work into the 7 matmuls
   (q, k, v, o, gate, up, down) and attention: 8. Of a layer's kernels, up to 7 read the weights (split evenly),
-  one reads the KV cache, and the rest are small, taking the kernel floor.
+  one reads the KV cache, and the rest are small, taking the kernel floor (layer_kernels, which the harness
+  builds from too).
 - The host launches them one by one at launch_cost each (or once, as a CUDA graph, when each kernel costs
   graph_node_cost more on the GPU); the queue decides the step time. `step_time_serial` adds launches and
   GPU time as if nothing overlapped.
@@ -22,26 +23,16 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
-from gpuspec.model import launches
-from gpuspec.model.estimate import Estimate, ModelError, NoValue
+from gpuspec.model import launches, llm
+from gpuspec.model.estimate import Estimate, NoValue
+from gpuspec.kinds.decode import WEIGHT_MATMULS
 from gpuspec.model.values import NotFinite, Value, choice, given, product, quotient, renamed, total
-from gpuspec.workloads import DTYPES
+from gpuspec.record import Record, record
+from gpuspec.tensors import DTYPES
 
 COUNT, TIME, BYTES, FLOPS = units.COUNT, units.TIME, units.BYTES, units.FLOPS
-WEIGHT_KERNELS = 7  # q, k, v, o, gate, up, down
-TENSOR_RATE = {"bf16": "tensor_bf16", "fp16": "tensor_fp16", "fp8": "tensor_fp8", "int8": "tensor_int8",
-               "fp32": "tensor_tf32", "tf32": "tensor_tf32", "fp64": "tensor_fp64"}
-
-
-def _m(e: Estimate, name: str) -> Value:
-    """A fact of the model, as a Value with its reference."""
-    from gpuspec.model.values import fact
-
-    found = e.workload.model.fact(name)
-    if found is None:
-        raise ModelError(f"model {e.workload.model.name} has no `{name}`; set it with "
-                         f"`model {e.workload.model.name} with {name} = ...`")
-    return fact(found)
+_m = llm.model_fact
+active_params, peak_flop_rate = llm.active_params, llm.peak_flop_rate
 
 
 def batch(e: Estimate) -> Value:
@@ -137,22 +128,6 @@ def t_mem(e: Estimate) -> Value:
     return quotient("t_mem", e["bytes_moved"], e.fact("hbm_bandwidth"))
 
 
-def active_params(e: Estimate) -> Value:
-    experts = e.workload.model.fact("experts")
-    if experts is None:
-        return renamed("active_params", _m(e, "params"))
-    idle = (experts.value - _m(e, "experts_per_token").number) * 3 * _m(e, "hidden").number \
-        * _m(e, "intermediate").number * _m(e, "layers").number
-    active = _m(e, "params").number - idle
-    if active <= 0:  # negative FLOPs and times would pass any `<` claim
-        raise ModelError(f"model {e.workload.model.name} has {units.format_count(_m(e, 'params').number)} params, "
-                         f"fewer than its unrouted experts alone ({units.format_count(idle)}: 3 × hidden × "
-                         "intermediate per idle expert per layer)",
-                         f"check params, experts and experts_per_token of model {e.workload.model.name}")
-    return Value("active_params", active, COUNT, "{0} - unrouted experts",
-                 (_m(e, "params"),), note="3 × hidden × intermediate per idle expert per layer")
-
-
 def flops(e: Estimate) -> Value:
     two, four = given("2", 2, FLOPS), given("4", 4, FLOPS)
     matmuls = product("matmul_flops", two, e["active_params"], e["tokens"])
@@ -167,23 +142,36 @@ def flops(e: Estimate) -> Value:
     return _per_gpu("flops", total("flops" if e.workload.tp == 1 else "flops, all GPUs", matmuls, attention), e)
 
 
-def peak_flop_rate(e: Estimate) -> Value:
-    return renamed("peak_flop_rate", e.fact(TENSOR_RATE.get(e.workload.weight_dtype, "tensor_bf16")))
-
-
 def t_math(e: Estimate) -> Value:
     return quotient("t_math", e["flops"], e["peak_flop_rate"])
 
 
+@record
+class LayerKernels(Record):
+    """The kernels of one layer, in the order they run: `weights` kernels that read the layer's weights (split
+    evenly among them; with no attention kernel they read the KV cache too), `attention` (0 or 1) kernels that read
+    the KV cache, and `small` kernels (norms, activations, residual adds) that take the kernel floor."""
+
+    weights: int
+    attention: int
+    small: int
+
+
+def layer_kernels(per_layer: int) -> LayerKernels:
+    """What each of a layer's `per_layer` kernels does: up to one per weight matmul (WEIGHT_MATMULS) reads the
+    weights, one more reads the KV cache, and the rest are small. The model and the harness both build from this."""
+    weights = max(1, min(len(WEIGHT_MATMULS), per_layer - 1))
+    attention = 1 if per_layer > weights else 0
+    return LayerKernels(weights, attention, per_layer - weights - attention)
+
+
 def _kernel_pattern(e: Estimate) -> list[launches.Run]:
     """The GPU time of the kernels of one layer, in order, as runs of equal kernels: (seconds, how many)."""
-    per_layer = e.workload.kernels_per_layer
+    layer = layer_kernels(e.workload.kernels_per_layer)
+    weight_kernels, attention, small = layer.weights, layer.attention, layer.small
     layers = _m(e, "layers").number
     bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
     floor = e.fact("kernel_floor").number
-    weight_kernels = max(1, min(WEIGHT_KERNELS, per_layer - 1))
-    attention = 1 if per_layer > weight_kernels else 0
-    small = per_layer - weight_kernels - attention
     weight_bytes = e["weights_read"].number / layers / weight_kernels
     matmul_flops = e["flops"].number - _attention_flops(e)
     weight_flops = matmul_flops / layers / weight_kernels

@@ -29,11 +29,9 @@ from gpuspec.model.values import (
     renamed,
     total,
 )
-from gpuspec.workloads import DTYPES, broadcast
+from gpuspec.tensors import DTYPES, broadcast
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
-PEAK = {"bf16": "tensor_bf16", "fp16": "tensor_fp16", "fp8": "tensor_fp8", "int8": "tensor_int8",
-        "tf32": "tensor_tf32", "fp32": "fp32", "fp64": "tensor_fp64"}
 
 
 def _dims(e: Estimate) -> tuple[int, int, int, int]:
@@ -76,13 +74,8 @@ def bytes_written(e: Estimate) -> Value:
     return product("bytes_written", e["m"], e["n"], e["batch"], size, note="C written once")
 
 
-
 def peak_flop_rate(e: Estimate) -> Value:
-    return renamed("peak_flop_rate", e.fact(PEAK.get(e.workload.a.dtype, "tensor_bf16")))
-
-
-
-
+    return renamed("peak_flop_rate", e.fact(roofline.TENSOR_PEAK.get(e.workload.a.dtype, "tensor_bf16")))
 
 
 def tile_m(e: Estimate) -> Value:
@@ -134,8 +127,9 @@ def bound(e: Estimate) -> Value:
                   "memory if {0} ≥ {1}, else compute", (memory, math_))
 
 
-
-
+def kernel_times(e: Estimate) -> list[float]:
+    """The GPU time of each kernel, in order (for the launch queue): one."""
+    return [e["time"].number]
 
 
 RULES = {

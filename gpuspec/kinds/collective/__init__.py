@@ -1,0 +1,37 @@
+"""The collective kind: all_reduce, all_gather, reduce_scatter, all_to_all and broadcast_to_all over GPUs joined by
+NVLink or PCIe, as rings. Its stages: resolve.py and rules.py; no harness (see KIND)."""
+from __future__ import annotations
+
+from attrs import field
+
+from gpuspec import units
+from gpuspec.devices import Device
+from gpuspec.kinds.kind import Kind, Observation, calls, observed_field
+from gpuspec.record import ValueRecord, record
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast_to_all")
+
+
+@record
+class Collective(ValueRecord):
+    """A collective over `gpus` GPUs joined by a link (NVLink or PCIe), moving a buffer of `size` bytes, as a ring."""
+
+    op: str
+    size: float  # bytes: the whole buffer (all_reduce, broadcast) or the gathered result (all_gather, ...)
+    gpus: int
+    link: str    # "nvlink" or "pcie"
+    device: Device
+    observed: Observation | None = observed_field()
+    text: str = field(eq=False, default="")
+
+    kind = "collective"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.gpus} × {self.device.name} over {self.link}"
+
+
+# An observed bandwidth is NCCL's algorithm bandwidth: the buffer over the time.
+KIND = Kind("collective", Collective, recognizes=calls(*COLLECTIVES),
+            figures={units.TIME: None, units.BANDWIDTH: "size"},
+            unmeasured="a collective needs several GPUs joined by a link, and measuring one is NCCL's tests' job")

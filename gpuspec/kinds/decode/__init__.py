@@ -1,0 +1,58 @@
+"""The decode kind: one step of an LLM, decoding a token per sequence or prefilling a prompt, as weight and KV-cache
+traffic, FLOPs and launches. Its stages: resolve.py (the model and settings), rules.py (the layer's kernels and the
+launch queue), harness.py (a step's matmuls, cache reads and small kernels)."""
+from __future__ import annotations
+
+from attrs import field
+
+from gpuspec import nodes, units
+from gpuspec.devices import Device
+from gpuspec.kinds.kind import Kind, Observation, observed_field
+from gpuspec.record import ValueRecord, record
+
+# The matmuls of a layer that read its weights.
+WEIGHT_MATMULS = ("q", "k", "v", "o", "gate", "up", "down")
+# Kernels per layer unless a spec sets them: eager runs every op as its own kernel; compiled fuses the elementwise
+# work into the weight matmuls and attention (rules.py, layer_kernels, says which kernel does what).
+KERNELS_PER_LAYER = {"eager": 15, "compiled": len(WEIGHT_MATMULS) + 1}
+
+
+@record
+class DecodeStep(ValueRecord):
+    """One decode step of an LLM: every layer's kernels for `batch` sequences at `context` tokens of history.
+
+    mode is eager (every op its own kernel) or compiled (elementwise work fused into the matmuls);
+    graph means the whole step is launched as one CUDA graph.
+    """
+
+    model: object  # gpuspec.models.Model
+    device: Device
+    batch: int
+    context: int
+    mode: str
+    graph: bool
+    kernels_per_layer: int
+    weight_dtype: str
+    kv_dtype: str
+    sample_window: float
+    tp: int = 1  # GPUs the model is split over (tensor parallelism)
+    phase: str = "decode"  # or "prefill": the whole prompt (`context` tokens) in one step
+    observed: Observation | None = observed_field()
+    text: str = field(eq=False, default="")
+
+    kind = "decode"
+
+    @property
+    def setting(self) -> str:
+        graph = ", as a CUDA graph" if self.graph else ""
+        return (f"{self.device.name}, {self.model.name}, {self.phase}, batch {self.batch}, context {self.context}, "
+                f"{self.mode}, "
+                f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")
+
+
+# `fused` means compiled: torch.compile is what fuses a decode step's elementwise work into its matmuls.
+KIND = Kind("decode", DecodeStep, recognizes=lambda expr: isinstance(expr, nodes.Decode) and expr.phase != "train",
+            modes={"eager": "eager", "compiled": "compiled", "fused": "compiled"},
+            figures={units.TIME: None, units.TOKEN_RATE: "tokens", units.FLOP_RATE: "flops",
+                     units.BANDWIDTH: "bytes_moved"},
+            measured_leaves=("step_time", "gpu_time"))

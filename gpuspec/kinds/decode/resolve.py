@@ -1,0 +1,49 @@
+"""`decode llama3-8b, batch 8, context 4096 compiled as a CUDA graph` (or `prefill ..., prompt 2048`): an LLM from
+the spec or the catalog, its settings, and the kernels per layer its mode runs."""
+from __future__ import annotations
+
+from gpuspec import nodes
+from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.decode import KERNELS_PER_LAYER, KIND, DecodeStep
+from gpuspec.resolve import options
+from gpuspec.resolve.scope import Scope, invalid, require_device
+from gpuspec.tensors import Tensor
+
+SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt")
+
+
+def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], statement: str) -> DecodeStep:
+    decode, written = subject.expr, subject.options
+    device = require_device(scope, subject.span)
+    if written.on is not None or written.threads is not None:
+        raise invalid("decode-options", "a decode step takes `eager`, `compiled` and `as a CUDA graph`",
+                      written.span)
+    model = options.llm(scope, decode)
+    mode = options.mode(KIND, subject, scope)
+    values: dict[str, object] = {"batch": 1, "context": 0, "weights": "bf16"}
+    for setting in decode.settings:
+        if setting.name not in SETTINGS:
+            raise invalid("unknown-setting", f"decode steps have no setting `{setting.name}`", setting.span,
+                          did_you_mean(setting.name, SETTINGS) or f"settings: {', '.join(SETTINGS)}")
+        if setting.name in ("weights", "kv"):
+            values[setting.name] = options.dtype_setting(setting)
+        else:
+            values[setting.name] = options.count_setting(setting, least=0 if setting.name == "context" else 1)
+    if "prompt" in values:  # a prefill's prompt is the context it builds
+        if decode.phase != "prefill":
+            raise invalid("unknown-setting", "`prompt` is a prefill's setting; a decode step has `context`",
+                          decode.span)
+        values["context"] = values["prompt"]
+    if decode.phase == "prefill" and int(values["context"]) < 1:  # type: ignore[arg-type]
+        raise invalid("prefill-needs-prompt", "a prefill needs its prompt's length", decode.span,
+                      f"write `prefill {decode.model}, batch 1, prompt 2048`")
+    per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
+    if int(values.get("tp", 1)) > 1 and device.fact("nvlink_bandwidth") is None:  # type: ignore[arg-type]
+        raise invalid("missing-fact", f"tensor parallelism needs NVLink, and {device.name} has no "
+                      "`nvlink_bandwidth`", decode.span,
+                      f"set it: `device {device.name} with nvlink_bandwidth = ...`")
+    weights = str(values["weights"])
+    return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
+                      written.graph, per_layer, weights, str(values.get("kv", weights)),
+                      options.sample_window(scope, device), int(values.get("tp", 1)), decode.phase,
+                      text=statement)

@@ -1,0 +1,40 @@
+"""The elementwise kind: an expression over tensors (`x * 2 + 1`), eager (one kernel per operation) or fused (one
+kernel). Its stages: resolve.py (the expression), rules.py (bytes, FLOPs, kernels), harness.py (a Triton kernel
+and the PyTorch ops)."""
+from __future__ import annotations
+
+from attrs import field
+
+from gpuspec.devices import Device
+from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, Kind, Observation, observed_field
+from gpuspec.record import ValueRecord, record
+from gpuspec.tensors import Node, Tensor, result_dtype, result_shape
+
+
+@record
+class Elementwise(ValueRecord):
+    """An elementwise workload: an expression over tensors, run eager (one kernel per op) or fused (one kernel)."""
+
+    expr: Node
+    mode: str  # "eager" or "fused"
+    threads_per_block: int
+    device: Device
+    registers_per_thread: int | None = None
+    shared_memory_per_block: float | None = None  # bytes
+    observed: Observation | None = observed_field()
+    text: str = field(eq=False, default="")
+
+    kind = "elementwise"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.mode}, {self.threads_per_block} threads per block"
+
+    def result(self, name: str) -> Tensor:
+        """The tensor it computes, under `name` (for an expression that uses it)."""
+        return Tensor(name, result_dtype(self.expr) or "fp32", result_shape(self.expr))
+
+
+# The fallback: a subject over tensors that no other kind recognizes is an elementwise expression.
+KIND = Kind("elementwise", Elementwise, recognizes=lambda expr: True, needs_tensors=True, modes=KERNEL_MODES,
+            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",))

@@ -1,0 +1,101 @@
+"""The plan for templates/elementwise.py.jinja: the expression as a Triton kernel (fused) or PyTorch ops (eager),
+its inputs in ranges that keep every function in its domain, and the launch it takes."""
+from __future__ import annotations
+
+import math
+
+from gpuspec import codegen, domains
+from gpuspec.codegen import Code
+from gpuspec.kinds.elementwise import Elementwise
+from gpuspec.planning import INT32_MAX, MAX_GRID, HarnessError, shallow, small
+from gpuspec.tensors import DTYPES, Tensor, result_dtype, result_shape
+from gpuspec.units import format_count
+
+
+def plan(workload: Elementwise, key: str) -> dict:
+    root = workload.expr
+    if not codegen.operations(root) and isinstance(root, Tensor):
+        raise HarnessError("a bare tensor does no work to measure")
+    out_shape = result_shape(root)
+    tensors = _inputs(root)
+    small_out = small(out_shape)
+    names = {t: codegen.identifier(f"t_{t.name}") for t in tensors}
+    torch_expr = shallow(codegen.torch_expression(root, names))
+    triton_expr = shallow(codegen.triton_expression(root, names))
+    out_dtype = result_dtype(root) or "fp32"
+    try:  # values in every function's domain: x ^ 0.5 of a negative x is NaN, however right the kernel
+        ranges = domains.input_ranges(root, {t.dtype for t in tensors} | {out_dtype})
+    except domains.NoInputs as error:
+        raise HarnessError(str(error)) from None
+    inputs = []
+    for t in tensors:
+        if len(t.shape) > len(out_shape) or tuple(out_shape[len(out_shape) - len(t.shape):]) != tuple(t.shape):
+            if math.prod(t.shape) != 1:
+                raise HarnessError(f"the harness broadcasts inputs only along leading dimensions ({t.name})")
+        shrunk = small_out[len(small_out) - len(t.shape):] if t.shape else ()
+        shrunk = t.shape if math.prod(t.shape) == 1 else shrunk  # one element stays one: the kernel loads it once
+        inputs.append({"index": _index_kind(t, out_shape),  # how the kernel finds its elements: see _index_kind
+                       "name": names[t], "ptr": codegen.identifier(f"ptr_{t.name}"),
+                       "len": codegen.identifier(f"len_{t.name}"), "label": Code(repr(t.name)),
+                       "dtype": codegen.torch_dtype(t.dtype),
+                       "shape": codegen.shape(t.shape), "small_shape": codegen.shape(shrunk),
+                       "elements": codegen.literal(math.prod(t.shape)),
+                       "low": codegen.literal(ranges[t][0]), "high": codegen.literal(ranges[t][1])})
+    low_precision = {t.dtype for t in tensors} | {out_dtype}
+    # The harness's own launch shape, not the model's threads per block (see templates/elementwise.py.jinja)
+    block, num_warps = vector_launch({t.dtype for t in tensors} | {out_dtype})
+    largest = max([math.prod(out_shape), *(math.prod(t.shape) for t in tensors)])
+    if -(-largest // block) > MAX_GRID:
+        raise HarnessError(f"{format_count(largest)} elements in blocks of {block} is more programs than one kernel "
+                           f"launches ({MAX_GRID:,})")
+    loose = bool(low_precision & {"bf16", "fp16", "fp8"})  # eager intermediates round at the inputs' precision
+    return {
+        "template": "elementwise.py.jinja", "kind": Code("elementwise"), "id": codegen.identifier(f"w_{key}"),
+        "mode": Code("fused" if workload.mode == "fused" else "eager"), "inputs": inputs,
+        "out_dtype": codegen.torch_dtype(out_dtype), "out_shape": codegen.shape(out_shape),
+        "small_out_shape": codegen.shape(small_out),
+        "block": codegen.literal(block),  # Triton wants a power of two
+        "wide": largest + block > INT32_MAX,  # offsets past int32, up to a block beyond the last element
+        "num_warps": codegen.literal(num_warps),
+        "torch_expr": torch_expr, "triton_expr": triton_expr,
+        # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
+        "rtol": codegen.literal(0.02 if loose else 1e-4),
+        "atol": codegen.literal(0.02 if loose else 1e-5),
+    }
+
+
+VECTOR_BYTES = 16  # the widest global load and store a thread issues (LDG.E.128 / ld.global.v4.b32)
+
+
+def vector_launch(dtypes: set[str]) -> tuple[int, int]:
+    """(BLOCK, num_warps) of a memory-bound elementwise kernel: 4 warps, and per thread two whole 16-byte vectors
+    of the narrowest dtype (at least 8 elements), so every load and store is full width and each thread has
+    several in flight. BLOCK is 1024 (fp32), 2048 (bf16) or 4096 (fp8)."""
+    narrowest = min((DTYPES[d][0] for d in dtypes if d in DTYPES), default=4)
+    warps = 4
+    per_thread = max(8, 2 * VECTOR_BYTES // narrowest)
+    return 32 * warps * per_thread, warps
+
+
+def _index_kind(t: Tensor, out_shape: tuple[int, ...]) -> str:
+    """How the kernel indexes input `t` from the output's offsets: "same" (as many elements as the output, in its
+    order: the offsets themselves, nothing to compute), "scalar" (one element, loaded once) or "rows" (the output's
+    trailing dimensions, repeated along the leading ones: offset modulo the input's length, a compile-time
+    constant)."""
+    elements = math.prod(t.shape)
+    if elements == math.prod(out_shape):
+        return "same"
+    return "scalar" if elements == 1 else "rows"
+
+
+def _inputs(node) -> list[Tensor]:
+    found: dict[Tensor, None] = {}
+
+    def walk(n):
+        if isinstance(n, Tensor):
+            found[n] = None
+        for a in getattr(n, "args", ()):
+            walk(a)
+
+    walk(node)
+    return list(found)

@@ -1,0 +1,35 @@
+"""The stream kind: `N launches of W`, a workload of kernels launched again and again, from the host or as one CUDA
+graph. Its stages: resolve.py, rules.py (the launch queue), harness.py (the launches, timed on both sides)."""
+from __future__ import annotations
+
+from attrs import field
+
+from gpuspec import nodes
+from gpuspec.devices import Device
+from gpuspec.kinds.kind import Kind, Observation, observed_field
+from gpuspec.record import ValueRecord, record
+
+
+@record
+class Stream(ValueRecord):
+    """A workload launched `count` times in a row: from the host one launch at a time, or as one CUDA graph.
+    The workload is of a streamable kind (elementwise, row-wise, attention, matmul): one or more kernels a repeat."""
+
+    kernel: object
+    count: int
+    graph: bool
+    device: Device
+    sample_window: float  # seconds: the window a sampled utilization counts as busy if any kernel ran in it
+    observed: Observation | None = observed_field()
+    text: str = field(eq=False, default="")
+
+    kind = "stream"
+
+    @property
+    def setting(self) -> str:
+        return f"{self.device.name}, {self.count:,} launches{', as a CUDA graph' if self.graph else ''}"
+
+
+# The harness times the whole stream and the host's launches on the host, and the GPU's share from a CUDA graph.
+KIND = Kind("stream", Stream, recognizes=lambda expr: isinstance(expr, nodes.Stream), timeline=True,
+            measured_leaves=("time", "busy_time", "host_time"))

@@ -1,0 +1,23 @@
+"""The plan for templates/stream.py.jinja: the repeated workload's own plan (elementwise, for now) and the launches:
+the whole stream and the host's launches timed on the host, the GPU's share from a CUDA graph."""
+from __future__ import annotations
+
+from gpuspec import codegen
+from gpuspec.codegen import Code
+from gpuspec.kinds.elementwise import harness as elementwise
+from gpuspec.kinds.stream import Stream
+from gpuspec.planning import MAX_LAUNCHES, HarnessError
+from gpuspec.units import format_count
+
+REPEATS = ("elementwise",)  # the kinds whose program templates/stream.py.jinja repeats (it includes their template)
+
+
+def plan(workload: Stream, key: str) -> dict:
+    if workload.kernel.kind not in REPEATS:
+        raise HarnessError(f"no harness measures a stream of {workload.kernel.kind} workloads yet")
+    if workload.count > MAX_LAUNCHES:
+        raise HarnessError(f"a stream of {format_count(workload.count)} launches is more than a harness runs "
+                           f"(at most {MAX_LAUNCHES:,}: it captures every launch in one CUDA graph)")
+    return {"template": "stream.py.jinja", "kind": Code("stream"), "id": codegen.identifier(f"w_{key}"),
+            "kernel": elementwise.plan(workload.kernel, f"{key}_kernel"), "count": codegen.literal(workload.count),
+            "graph": bool(workload.graph)}

@@ -1,0 +1,110 @@
+"""`device ...` and `model ...` statements: an entry of the catalog, or a new one from a base, with the facts the
+spec sets checked (dimension, range, facts that contradict each other)."""
+from __future__ import annotations
+
+from gpuspec import devices, nodes, units
+from gpuspec import models as llm_models
+from gpuspec.devices import Fact
+from gpuspec.diagnostics import did_you_mean
+from gpuspec.resolve.checked import constant, dimension_of, same_dimension
+from gpuspec.resolve.quantities import quantity
+from gpuspec.resolve.scope import Invalid, Scope, invalid
+from gpuspec.text import Span
+
+
+def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
+    if statement.base is None:
+        base = devices.lookup(statement.name)
+        if base is None:
+            raise invalid("unknown-device", f"unknown device `{statement.name}`", statement.span,
+                          did_you_mean(statement.name, devices.known_names())
+                          or "`gpuspec devices` lists the catalog; define a new device with "
+                             f"`device {statement.name} from H100-SXM with ...`")
+        name = base.name
+    else:
+        if statement.base.lower() == "none":
+            base = devices.blank(statement.name)
+        else:
+            base = devices.lookup(statement.base)
+            if base is None:
+                raise invalid("unknown-device", f"unknown device `{statement.base}`", statement.span,
+                              did_you_mean(statement.base, devices.known_names()))
+        name = statement.name
+    facts: dict[str, Fact] = {}
+    scope.device = base  # device.field in an override refers to the base's facts
+    for assignment in statement.assignments:
+        try:
+            facts[assignment.name] = _override(scope, assignment)
+        except Invalid as problem:
+            scope.errors.append(problem.diagnostic)
+    found = base.with_facts(name, facts) if facts or name != base.name else base
+    scope.device, scope.device_span = found, statement.span
+
+
+def model(statement: nodes.ModelStatement, scope: Scope) -> None:
+    if statement.base is None:
+        raise invalid("model-needs-base", f"`model {statement.name}` defines a model, so it needs a base",
+                      statement.span, f"write `model {statement.name} from llama3-8b with layers = ...`, or "
+                      f"`from none` and every field")
+    if statement.base.lower() == "none":
+        base = llm_models.blank(statement.name)
+    else:
+        base = scope.models.get(statement.base) or llm_models.lookup(statement.base)
+        if base is None:
+            raise invalid("unknown-model", f"unknown model `{statement.base}`", statement.span,
+                          did_you_mean(statement.base, [*scope.models, *llm_models.known_names()]))
+    facts = {}
+    for assignment in statement.assignments:
+        try:
+            if assignment.name not in llm_models.FIELDS:
+                raise invalid("unknown-field", f"models have no field `{assignment.name}`", assignment.span,
+                              did_you_mean(assignment.name, llm_models.FIELDS))
+            ref = quantity(scope, assignment.value)
+            value = constant(ref, assignment.value.span)
+            same_dimension(dimension_of(ref), units.COUNT, assignment.name, assignment.value.span)
+            if value != int(value) or value < 1:
+                raise invalid("bad-field", f"{assignment.name} must be a whole number of at least 1",
+                              assignment.value.span)
+            facts[assignment.name] = Fact(assignment.name, value, value, units.COUNT, ref.text,
+                                          note="set in the spec")
+        except Invalid as problem:
+            scope.errors.append(problem.diagnostic)
+    found = base.with_facts(statement.name, facts)
+    spans = {assignment.name: assignment.span for assignment in statement.assignments}
+    for problem in _inconsistent(found, spans, statement.span):
+        scope.errors.append(problem.diagnostic)
+    scope.models[statement.name] = found
+
+
+def _override(scope: Scope, assignment: nodes.Assignment) -> Fact:
+    if assignment.name not in devices.FIELDS:
+        raise invalid("unknown-field", f"devices have no field `{assignment.name}`", assignment.span,
+                      did_you_mean(assignment.name, devices.FIELDS))
+    ref = quantity(scope, assignment.value)
+    value = constant(ref, assignment.value.span)
+    dimension = devices.FIELDS[assignment.name][0]
+    same_dimension(dimension_of(ref), dimension, assignment.name, assignment.value.span)
+    if dimension == units.COUNT and (value != int(value) or value < 1):
+        raise invalid("bad-field", f"{assignment.name} must be a whole number of at least 1", assignment.value.span)
+    if value <= 0:
+        raise invalid("bad-field", f"{assignment.name} must be more than zero", assignment.value.span)
+    return Fact(assignment.name, value, value, dimension, ref.text, note="set in the spec")
+
+
+def _inconsistent(found, spans: dict[str, Span], span: Span) -> list[Invalid]:
+    """Fields of a model that contradict each other: more KV heads than heads, more experts per token than experts.
+    Each error points at the field the spec set (or the statement, when both came from the base)."""
+    problems = []
+    for few, many, rule in (("kv_heads", "heads", "each key/value head serves a group of query heads, so kv_heads "
+                             "divides heads (kv_heads = heads without grouped-query attention)"),
+                            ("experts_per_token", "experts", "a token is routed to some of the experts")):
+        low, high = found.fact(few), found.fact(many)
+        if low is None or high is None:
+            continue
+        wrong = low.value > high.value or (few == "kv_heads" and high.value % low.value)
+        if wrong:
+            relation = "more than" if low.value > high.value else "not a divisor of"
+            problems.append(invalid("inconsistent-model", f"{few} ({units.format_count(low.value)}) is {relation} "
+                                    f"{many} ({units.format_count(high.value)})",
+                                    spans.get(few) or spans.get(many) or span, rule))
+    return problems

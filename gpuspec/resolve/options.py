@@ -1,0 +1,89 @@
+"""What several kinds take when they resolve: the mode (one rule for every kind that has modes), the sample
+window, tensor arguments, an LLM and its settings."""
+from __future__ import annotations
+
+from gpuspec import nodes, units
+from gpuspec import models as llm_models
+from gpuspec.devices import Device
+from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.kind import Kind
+from gpuspec.resolve.checked import in_range
+from gpuspec.resolve.scope import Scope, invalid
+from gpuspec.resolve.tensor_expressions import tensor_expression
+from gpuspec.tensors import DTYPES, Tensor
+
+
+def mode(kind: Kind, subject: nodes.Subject, scope: Scope) -> str:
+    """What the mode written (or the file's `set mode`) means for this kind: the workload stores the meaning
+    (`compiled` is fused for a kernel; a decode step's `fused` is compiled)."""
+    written = subject.options.mode or scope.mode
+    if written not in kind.modes:
+        raise invalid(f"{kind.name}-options", f"{kind.article} runs {_either(kind.modes)}, not `{written}`",
+                      subject.options.span)
+    return kind.modes[written]
+
+
+def call_mode(kind: Kind, subject: nodes.Subject, scope: Scope) -> str:
+    """The mode of a workload written as a call (row-wise, attention): its only option."""
+    written = subject.options
+    if written.threads is not None or written.graph or written.tile is not None:
+        raise invalid(f"{kind.name}-options", f"{kind.article} takes only a mode: {_either(kind.modes)}",
+                      written.span)
+    return mode(kind, subject, scope)
+
+
+def _either(words) -> str:
+    """`eager`, `fused` or `compiled`."""
+    quoted = [f"`{word}`" for word in words]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+def sample_window(scope: Scope, device: Device) -> float:
+    """The window a sampled utilization counts in: the file's setting, else the device's, else 1/6 s."""
+    if scope.sample_window is not None:
+        return scope.sample_window
+    window = device.fact("utilization_window")
+    return window.value if window is not None else 1 / 6
+
+
+def tensor_args(scope: Scope, call: nodes.Call, local: dict[str, Tensor], count: int, what: str) -> list[Tensor]:
+    """The `count` named tensors a call takes (`softmax(x)`, `attention(q, k, v)`)."""
+    if len(call.args) != count:
+        raise invalid("wrong-arguments", f"`{call.function}` takes {count} tensor argument"
+                      f"{'s' * (count > 1)}, not {len(call.args)}", call.span,
+                      f"write `{call.function}({', '.join(('x',) if count == 1 else ('q', 'k', 'v'))})`")
+    found = []
+    for arg in call.args:
+        tensor = tensor_expression(scope, arg, local)
+        if not isinstance(tensor, Tensor):
+            raise invalid(f"{what}-operand", f"each argument of `{call.function}` is a named tensor",
+                          arg.span, "name it first: `x = bf16[8192, 4096]`")
+        found.append(tensor)
+    return found
+
+
+def llm(scope: Scope, step: nodes.Decode):
+    """The model a decode, prefill or training step names: one the spec defined, or the catalog's."""
+    model = scope.models.get(step.model) or llm_models.lookup(step.model)
+    if model is None:
+        raise invalid("unknown-model", f"unknown model `{step.model}`", step.span,
+                      did_you_mean(step.model, [*scope.models, *llm_models.known_names()])
+                      or "`gpuspec models` lists the catalog")
+    return model
+
+
+def dtype_setting(setting: nodes.DecodeSetting) -> str:
+    if setting.word not in DTYPES:
+        raise invalid("unknown-dtype", f"`{setting.word or setting.number.text}` is not a dtype",
+                      setting.span, did_you_mean(setting.word or "", DTYPES))
+    return DTYPES[setting.word][1]
+
+
+def count_setting(setting: nodes.DecodeSetting, least: int) -> int:
+    if setting.number is None:
+        raise invalid("expected-number", f"`{setting.name}` takes a whole number", setting.span)
+    value = in_range(setting.number, units.Unit("", 1.0, units.COUNT), setting.span)
+    if value != int(value) or value < least:
+        raise invalid("expected-whole-number", f"{setting.name} must be a whole number of at least "
+                      f"{least}, not `{setting.number.text}`", setting.span)
+    return int(value)

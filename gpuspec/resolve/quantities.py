@@ -1,0 +1,141 @@
+"""Quantities: units and tolerances as written, and every arithmetic expression over numbers, named values,
+metrics and device facts, with its dimension checked."""
+from __future__ import annotations
+
+from gpuspec import devices, metrics, nodes, units
+from gpuspec.diagnostics import did_you_mean
+from gpuspec.program import (
+    FactRef,
+    Literal,
+    MetricRef,
+    Operation,
+    Ref,
+    Tolerance,
+)
+from gpuspec.resolve.checked import describe, dimension_of, expr_text, in_range, square_root
+from gpuspec.resolve.scope import Scope, TensorName, ValueName, WorkloadName, invalid, require_device, unknown_name
+from gpuspec.text import Span
+
+# Functions over quantities (not tensors) in named values and claims.
+_QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
+
+
+def unit(phrase: nodes.Phrase | None) -> units.Unit:
+    if phrase is None:
+        return units.Unit("", 1.0, units.COUNT)
+    return unit_text(phrase.unit, phrase.span)
+
+
+def unit_text(text: str | None, span: Span) -> units.Unit:
+    if not text:
+        return units.Unit("", 1.0, units.COUNT)
+    try:
+        return units.parse_unit(text)
+    except units.UnknownUnit:
+        raise invalid("unknown-unit", f"unknown unit `{text}`", span,
+                      did_you_mean(text, units.known_units())) from None
+
+
+def tolerance(number: nodes.Number, unit: units.Unit, span: Span, from_file: bool) -> Tolerance:
+    written = f"± {number.text}{unit.symbol if unit.symbol in ('%', '×') else ' ' + unit.symbol}".rstrip()
+    if unit.symbol == "%":
+        relative = in_range(number, unit, span)
+        if relative > 1:  # past 100% the interval reaches below zero: the claim says nothing
+            raise invalid("tolerance-too-large", f"a tolerance of `{written}` is more than 100%: the claim "
+                          "would hold for values of either sign", span,
+                          "write the interval as a range (`10–40 µs`) or a bound (`< 40 µs`)")
+        return Tolerance(relative, None, written, from_file)
+    if unit.dimension == units.COUNT and not unit.symbol:
+        raise invalid("tolerance-unit", f"a tolerance of `{number.text}` needs a unit", span,
+                      "write a percentage (`± 5%`) or a quantity (`± 2 µs`)")
+    return Tolerance(None, in_range(number, unit, span), written, from_file)
+
+
+def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
+    """A claim's subject or a named value's definition, as a reference with a checked dimension. Inside a
+    workload's claims (`workload` given) a bare metric name is that workload's metric."""
+    text = expr_text(expr)
+    if isinstance(expr, nodes.Quantity):
+        written = unit_text(expr.unit, expr.span)
+        return Literal(in_range(expr.number, written, expr.span), written.dimension, text)
+    if isinstance(expr, nodes.Name):
+        if workload is not None:
+            metric = metrics.canonical(expr.id)
+            if metric is not None:
+                return MetricRef(workload, metric, expr.id)
+        bound = scope.names.get(expr.id)
+        if isinstance(bound, ValueName):
+            return bound.ref
+        if isinstance(bound, WorkloadName):
+            raise invalid("workload-as-number", f"`{expr.id}` is a workload, not a number", expr.span,
+                          f"name one of its metrics, e.g. `{expr.id}.time`")
+        if isinstance(bound, TensorName):
+            raise invalid("tensor-as-number", f"`{expr.id}` is a tensor, not a number", expr.span,
+                          f"claim about a workload over it, e.g. `{expr.id} * 2 is ≈ 20 µs`")
+        raise unknown_name(scope, expr.id, expr.span, metric_names=metrics.METRICS if workload else ())
+    if isinstance(expr, nodes.Member):
+        bound = scope.names.get(expr.owner)
+        if not isinstance(bound, WorkloadName):
+            if bound is None:
+                raise unknown_name(scope, expr.owner, expr.span)
+            raise invalid("not-a-workload", f"`{expr.owner}` is not a workload, so it has no metrics", expr.span)
+        metric = metrics.canonical(expr.attribute)
+        if metric is None:
+            raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
+                          did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+        return MetricRef(bound.workload, metric, text)
+    if isinstance(expr, nodes.DeviceField):
+        device = require_device(scope, expr.span)
+        if expr.field_name not in devices.FIELDS:
+            raise invalid("unknown-field", f"devices have no field `{expr.field_name}`", expr.span,
+                          did_you_mean(expr.field_name, devices.FIELDS))
+        if device.fact(expr.field_name) is None:
+            raise invalid("missing-fact", f"device {device.name} has no `{expr.field_name}` in the catalog",
+                          expr.span, f"set it: `device {device.name} with {expr.field_name} = ...`")
+        return FactRef(device, expr.field_name, text)
+    if isinstance(expr, nodes.Neg):
+        operand = quantity(scope, expr.operand, workload)
+        return Operation("neg", (operand,), dimension_of(operand), text)
+    if isinstance(expr, nodes.BinOp):
+        left = quantity(scope, expr.left, workload)
+        right = quantity(scope, expr.right, workload)
+        return Operation(expr.op, (left, right), _combine(expr, left, right), text)
+    if isinstance(expr, nodes.Call):
+        if expr.function not in _QUANTITY_FUNCTIONS:
+            raise invalid("unknown-function", f"unknown function `{expr.function}`", expr.span,
+                          did_you_mean(expr.function, sorted(_QUANTITY_FUNCTIONS)))
+        args = tuple(quantity(scope, a, workload) for a in expr.args)
+        wanted = 1 if expr.function in ("ceil", "floor", "round", "sqrt") else None
+        if (wanted and len(args) != wanted) or not args:
+            raise invalid("wrong-arguments", f"`{expr.function}` takes {wanted or 'one or more'} argument(s)",
+                          expr.span)
+        dims = {dimension_of(a) for a in args}
+        if None in dims:
+            raise invalid("word-in-arithmetic", "a word (a bound) cannot take part in arithmetic", expr.span)
+        if expr.function in ("min", "max") and len(dims) > 1:
+            raise invalid("dimension-mismatch", f"`{expr.function}` of values in different units", expr.span)
+        dimension = dimension_of(args[0])
+        if expr.function == "sqrt":
+            dimension = square_root(dimension, expr.span)
+        return Operation(expr.function, args, dimension, text)
+    raise invalid("bad-expression", "this cannot be evaluated", getattr(expr, "span", None))
+
+
+def _combine(expr: nodes.BinOp, left: Ref, right: Ref) -> units.Dimension:
+    a, b = dimension_of(left), dimension_of(right)
+    if a is None or b is None:
+        raise invalid("word-in-arithmetic", "a word (a bound) cannot take part in arithmetic", expr.span)
+    if expr.op in "+-":
+        if a != b:
+            raise invalid("dimension-mismatch", f"cannot {'add' if expr.op == '+' else 'subtract'} "
+                          f"{describe(b)} {'to' if expr.op == '+' else 'from'} {describe(a)}", expr.span)
+        return a
+    if expr.op == "@":
+        raise invalid("matmul-of-numbers", "`@` multiplies tensors, not numbers", expr.span)
+    if expr.op == "*":
+        return units.multiply(a, b)
+    if expr.op == "/":
+        return units.divide(a, b)
+    if b != units.COUNT or not isinstance(right, Literal) or right.value != int(right.value):
+        raise invalid("bad-power", "a power must be a whole number without a unit", expr.right.span)
+    return units.power(a, int(right.value))

@@ -1,0 +1,57 @@
+"""`set ...`: the file's settings (tolerance, sources, mode, threads, per-block resources, sample window), each
+checked, in force for the statements after it."""
+from __future__ import annotations
+
+from gpuspec import kinds, nodes, units
+from gpuspec.diagnostics import did_you_mean
+from gpuspec.program import SOURCES
+from gpuspec.resolve.checked import in_range, same_dimension, whole_number
+from gpuspec.resolve.quantities import tolerance, unit
+from gpuspec.resolve.scope import Scope, invalid
+
+SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
+            "sample_window")
+
+
+def setting(written: nodes.Setting, scope: Scope) -> None:
+    name, span = written.name, written.span
+    if name not in SETTINGS:
+        raise invalid("unknown-setting", f"unknown setting `{name}`", span,
+                      did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
+    if name in ("sources", "mode"):
+        allowed = SOURCES if name == "sources" else kinds.mode_words()
+        if not written.words:
+            raise invalid("bad-setting", f"`{name}` takes {' or '.join(allowed)}", span)
+        for word in written.words:
+            if word not in allowed:
+                raise invalid("bad-setting", f"`{word}` is not a {name[:-1] if name == 'sources' else name}",
+                              span, did_you_mean(word, allowed) or f"use {', '.join(allowed)}")
+        if name == "sources":
+            scope.sources = tuple(dict.fromkeys(written.words))
+            scope.sources_set = True
+        else:
+            if len(written.words) > 1:
+                raise invalid("bad-setting", f"`mode` takes one word: {', '.join(allowed[:-1])} or {allowed[-1]}",
+                              span)
+            scope.mode = written.words[0]
+        return
+    if written.amount is None:
+        raise invalid("bad-setting", f"`{name}` takes a number", span)
+    number, given = written.amount.low, unit(written.amount.phrase)
+    if name == "tolerance":
+        scope.tolerance = tolerance(number, given, span, from_file=True)
+    elif name == "shared_memory_per_block":
+        same_dimension(given.dimension, units.BYTES, name, span)
+        scope.shared_memory_per_block = in_range(number, given, span)
+    elif name == "sample_window":
+        same_dimension(given.dimension, units.TIME, name, span)
+        window = in_range(number, given, span)
+        if window <= 0:
+            raise invalid("bad-setting", "the sample window must be longer than zero", span)
+        scope.sample_window = window
+    else:
+        whole = whole_number(number, given, span, name)
+        if name == "threads_per_block":
+            scope.threads_per_block = whole
+        else:
+            scope.registers_per_thread = whole
