@@ -469,7 +469,7 @@ def _outside_fences(document: str) -> list[tuple[str, str]]:
 # What --update may write in place of what was written: a number, or the word of a bound.
 # Errors of a file that check could not read or parse: --update must leave such a file alone.
 READING_ERRORS = ("syntax", "unreadable", "line-separator", "too-deep")
-_VALUE = re.compile(r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\b(?:memory|compute|overhead)\b")
+_VALUE = re.compile(r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\b(?:memory|compute|overhead)\b")
 
 
 def update_problem(case: Case, folder: Path) -> str | None:
@@ -676,6 +676,10 @@ def _plot_data(path: str, line: int | None, picture: str, providers) -> str | No
         return None
     except select.SelectionError:  # said in words (the command line escapes it as it prints it)
         _NOTED[-1] = "nothing to draw"
+        return None
+    except data.Undrawable as error:  # a point or roof off every axis: refused at its line, as `plot` prints it
+        if not re.search(r":\d+: ", str(error)):
+            return f"a picture refused without a location: {str(error)!a}"
         return None
     _NOTED[-1] = "drawn"
     numbers = list(_numbers(shown))

@@ -57,3 +57,25 @@ def test_a_file_name_holding_the_older_workflow_command_syntax_is_broken_in_gith
     assert _holds(Case("grown", name, data, "check", "github"), folder) == {1: 1}
     code, out, _ = run(folder, "check", "--format", "github", name)
     assert code == 1 and "##[" not in out and "file=" + name.replace("##[", "##\\x5b").replace(",", "%2C") in out
+
+
+# --- check --update -------------------------------------------------------------------------------------------------
+
+def test_update_rewriting_a_number_before_a_comma_is_only_a_number_changed(folder):
+    # `waves ~ 515, threads = ...` became `waves ~ 0.5, threads = ...`: the property read `515,` as one number
+    data = ("device L40S\nx = fp16[1000, 1, 100]\n"
+            "w = x * 6,675 with 512 threads per block is waves ~ 515, threads = 207–243\n").encode("utf-8")
+    codes = _holds(Case("grown", "spec.gpu", data, "update"), folder)
+    assert 1 in codes or 0 in codes
+    assert b"waves ~ 515," not in (folder / "spec.gpu").read_bytes()
+
+
+# --- plot -----------------------------------------------------------------------------------------------------------
+
+def test_a_point_off_every_axis_is_refused_at_its_line(folder):
+    # a kernel floor of 1e300 µs puts the workload at 1e-291 FLOP/s: `plot` refuses it, naming the line
+    data = ("device my-gpu from RTX-4090 with kernel_floor = 1e300us\nx = fp32[4096]\n"
+            "w = x * 2:\n  intensity == 0 FLOP/B\n").encode("utf-8")
+    assert _holds(Case("grown", "spec.gpu", data, "plot", "roofline"), folder) == {"error": 1}
+    code, _, err = run(folder, "plot", "roofline", "spec.gpu", "--out", "r.svg")
+    assert code == 2 and "spec.gpu:3: `w` cannot be placed on a roofline" in err
