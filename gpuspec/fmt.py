@@ -206,12 +206,13 @@ def _meaning(source):
     """The fingerprint of spec text as check reads it, or the first syntax error (file:line:column: message)."""
     from gpuspec.diagnostics import SpecError
     from gpuspec.parse import parse
-    from gpuspec.pipeline import _line_separators
+    from gpuspec.text import line_separators
 
     # check refuses these before parsing; fmt would strip one that ends a line and turn the refusal into verdicts
-    separators = _line_separators(source)
+    separators = line_separators(source)
     if separators:
-        return f"{separators[0].span}: {separators[0].message}"
+        span, message = separators[0]
+        return f"{span}: {message}"
     try:
         return _shape(parse(source).statements)
     except SpecError as error:

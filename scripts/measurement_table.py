@@ -23,11 +23,11 @@ def model_times(spec: str, key: str, gpu: str | None, profile) -> tuple[str, dic
     """(the device the model ran for, {metric: model seconds}, {metric: calibrated seconds}) of workload `key` of
     `spec`: on the catalog device of `gpu` where there is one, else on the spec's own."""
     from gpuspec import devices, harness, model
+    from gpuspec.api import load_spec
     from gpuspec.calibrate import device_for_gpu
-    from gpuspec.pipeline import load
     from gpuspec.sources import Calibrated, NotAvailable, rebind
 
-    _, program = load(spec)
+    program = load_spec(spec).program
     workload = next((w for _, statement, w in program.workloads if harness.workload_key(statement, w) == key), None)
     if workload is None:
         return "—", {}, {}

@@ -373,7 +373,7 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 def meaning(folder: Path, path: str) -> tuple[object, tuple | None]:
     """What check reads in a file, without where: each verdict's claim, source, status and value, and each error's
     code (columns and lines move when fmt lays a line out)."""
-    from gpuspec.pipeline import run_check
+    from gpuspec.api import run_check
 
     def work():
         report = run_check([path])

@@ -90,14 +90,14 @@ report.markdown
 report.document
 report.catalog
 report.explain
-pipeline
+fmt
+update
+api
 plot
 plot.data
 plot.select
 plot.draw
 pictures
-fmt
-update
 cli
 pytest_plugin
 __main__
@@ -277,9 +277,11 @@ def _planted(module: str, line: str) -> list[str]:
     ("units", "from .cli import main", "cli"),
     ("units", "importlib.import_module('gpuspec.cli')", "cli"),
     ("units", "__import__('gpuspec.cli')", "cli"),
-    ("report.explain", "from gpuspec.pipeline import Explanation", "pipeline"),
-    ("report.explain", "from ..pipeline import explain", "pipeline"),
-    ("report", "from gpuspec.pipeline import run_check", "pipeline"),
+    ("report.explain", "from gpuspec.api import explain", "api"),
+    ("report.explain", "from ..api import explain", "api"),
+    ("report", "from gpuspec.api import run_check", "api"),
+    ("report.text", "from gpuspec import api", "api"),
+    ("fmt", "from gpuspec.api import format_file", "api"),
     ("resolve.subjects", "from gpuspec.model import estimate", "model"),
     ("kinds.matmul.resolve", "from gpuspec.kinds.matmul import rules", "kinds.matmul.rules"),
     ("kinds.matmul.rules", "from gpuspec.kinds.matmul.harness import plan", "kinds.matmul.harness"),

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuspec import cache, cachedir, resources
+from gpuspec.api import compile_text, run_check
 from gpuspec.diagnostics import SpecError
 from gpuspec.markdown import extract
 from gpuspec.parse import parse
-from gpuspec.pipeline import compile_text, run_check
 from gpuspec.text import Span, SpecText
 
 SPEC = "device H100-SXM\nx*2 on 4096² bf16 is memory-bound, ≈20µs, 62 waves\n"

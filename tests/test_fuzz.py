@@ -126,7 +126,7 @@ def test_the_valid_results_files_and_profiles_the_fuzzer_mutates_are_valid(data,
     """The files json_files starts from load without an error, and their measurements are of the spec's
     workloads (so the measured and calibrated sources are exercised, not only refused)."""
     from gpuspec import calibrate, harness, results
-    from gpuspec.pipeline import compile_text
+    from gpuspec.api import compile_text
     from gpuspec.text import SpecText
 
     text = data.draw(valid_specs())

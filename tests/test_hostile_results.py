@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuspec import calibrate, harness, measure, results, schema, timing
+from gpuspec.api import Sources, compile_text, run_check
 from gpuspec.calibrate import ProfileError
 from gpuspec.cli import main
 from gpuspec.measure import Options
-from gpuspec.pipeline import Sources, compile_text, run_check
 from gpuspec.results import Measurement, ResultsError
 from gpuspec.text import SpecText
 

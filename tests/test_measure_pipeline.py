@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from gpuspec import calibrate, harness, measure, results
+from gpuspec.api import Sources, load_spec, run_check
 from gpuspec.cli import main
 from gpuspec.measure import Options
-from gpuspec.pipeline import Sources, load, run_check
 from gpuspec.results import Measurement
 
 H100_GPU = "NVIDIA H100 80GB HBM3"
@@ -136,7 +136,7 @@ def test_a_measurement_from_another_gpu_is_not_compared_and_shows_the_models_pre
 def test_saved_results_hold_every_workload_with_its_provenance(h100, spec):
     _, saved = h100
     found = results.load(saved)
-    _, program = load(spec)
+    program = load_spec(spec).program
     plans, _ = harness.plans(program)
     assert [m.key for m in found] == [p["raw"]["key"] for p in plans]
     assert all(m.status == "ok" and m.spec == spec for m in found)
@@ -356,7 +356,7 @@ def ruled(folder):
     path.write_text(RULES_SPEC, encoding="utf-8")
     report = run_check([str(path)], Sources(measure=fake(H100_GPU)))
     assert not report.diagnostics, report.diagnostics
-    _, program = load(str(path))
+    program = load_spec(str(path)).program
     return table(report), {text.split(" ")[0]: w for _, text, w in program.workloads}
 
 
@@ -399,7 +399,7 @@ def test_a_decode_steps_rates_follow_from_its_measured_step_time(ruled):
 
 def test_which_metrics_a_measurement_supplies_follows_from_the_rules():
     from gpuspec import model
-    from gpuspec.pipeline import compile_text
+    from gpuspec.api import compile_text
     from gpuspec.text import SpecText
 
     program = compile_text(SpecText("m.gpu", RULES_SPEC))
@@ -419,8 +419,8 @@ def test_which_metrics_a_measurement_supplies_follows_from_the_rules():
 
 def test_the_decode_harness_builds_from_the_models_list_of_a_layers_kernels(monkeypatch):
     from gpuspec import model
+    from gpuspec.api import compile_text
     from gpuspec.kinds.decode import rules
-    from gpuspec.pipeline import compile_text
     from gpuspec.text import SpecText
 
     def built(per_layer: int):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from gpuspec import cache, cachedir, parse, parse_tables, resources
-from gpuspec.pipeline import compile_text
+from gpuspec.api import compile_text
 from gpuspec.text import SpecText
 
 ROOT = Path(__file__).resolve().parent.parent

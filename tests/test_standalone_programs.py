@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT
 
 from gpuspec import calibrate, harness, measure, results, schema, timing
-from gpuspec.pipeline import load
+from gpuspec.api import load_spec
 from gpuspec.templating import timing_rules
 
 PYTHON = os.environ.get("GPUSPEC_REHEARSAL_PYTHON") or sys.executable
@@ -75,7 +75,7 @@ def rehearse(source: str, folder: Path, *options: str, timeout: float = 600) -> 
 
 
 def rendered(spec: Path) -> tuple[str, list[dict], list]:
-    _, program = load(spec)
+    program = load_spec(spec).program
     plans, refused = harness.plans(program)
     return harness.render(str(spec), plans, refused), plans, refused
 

@@ -1,24 +1,57 @@
-"""Paths -> Report: find spec files, then parse, resolve and check each one; and the data `explain` prints."""
+"""gpuspec's application API: load specs -> check them with evidence -> a Report; and explain, format and update.
+
+Every way in (the command line, the pytest plugin, pictures and reports, a Python program) goes through these
+functions, so a spec is read, resolved and checked the same way everywhere:
+
+    specs = load_specs(["specs/"])                      # every spec file found, and the errors of those that fail
+    report = check_specs(specs, Sources(profile="h100.json", results=("run.json",)))
+    report.exit_code, report.verdicts                   # or run_check(paths, sources) for both steps
+
+`load_spec(path)` reads one file (SpecError if it does not load); `check_text(text)` checks spec text given as
+a string; `explain(path, line)` is what `gpuspec explain` prints; `format_file(path)` and `update_failing(report)`
+rewrite specs (`gpuspec fmt`, `gpuspec check --update`). Spec text is read by `read` (through gpuspec.text) and
+nowhere else.
+"""
 from __future__ import annotations
 
 import contextlib
 import gc
-import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from attrs import field
 
 from gpuspec import model
 from gpuspec.check import Evidence, Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.program import Claim, Program
-from gpuspec.record import Record, record
+from gpuspec.record import Record, as_tuple, record
 from gpuspec.report import Report
 from gpuspec.resolve import resolve
-from gpuspec.text import Span, SpecText, UnreadableText, decode, escaped, read_spec, undecoded
+from gpuspec.text import (
+    SEPARATOR_HELP,
+    FileText,
+    Span,
+    SpecText,
+    UnreadableText,
+    decode,
+    escaped,
+    line_separators,
+    read_file,
+    read_leniently,
+    read_spec,
+)
 
 if TYPE_CHECKING:
     from gpuspec.report.explain import Explanation
+
+__all__ = [
+    "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Sources", "Spec", "Specs", "Updated",
+    "check_specs", "check_text", "compile_text", "explain", "file_identity", "format_file", "gather_evidence",
+    "load_spec", "load_specs", "read", "run_check", "spec_files", "update_failing",
+]
 
 SPEC_SUFFIX = ".gpu"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -70,10 +103,7 @@ def _mentions_gpu(path: Path) -> bool:
     documents are left alone)."""
     from gpuspec import markdown
 
-    try:
-        return markdown.mentions_gpu(undecoded(path.read_bytes()))
-    except OSError:
-        return False
+    return markdown.mentions_gpu(read_leniently(path))  # '' (no gpu blocks) if it cannot be read
 
 
 def read(path: str | Path) -> SpecText:
@@ -101,43 +131,40 @@ def read(path: str | Path) -> SpecText:
     return source
 
 
-# Characters some editors and viewers show as a line break, and spec text does not: `# note<U+2028>device A100`
-# would look like two lines and be one comment. Refused in spec text (Markdown prose may hold them).
-_SEPARATORS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
 def _line_separators(source: SpecText) -> list[Diagnostic]:
-    if not _SEPARATORS.search(source.text):
-        return []
-    found = []
-    shift = source.column_offsets or {}
-    for index, line in enumerate(source.text.split("\n")):
-        for match in _SEPARATORS.finditer(line):
-            number = index + 1 + source.line_offset
-            column = match.start() + 1 + shift.get(index + 1, 0)
-            found.append(Diagnostic(
-                "line-separator", f"`{escaped(match.group())}` is not a line break here, though some editors show one",
-                Span(source.path, number, column, number, column + 1),
-                "write a plain line break (or a space) instead"))
-    return found
+    return [Diagnostic("line-separator", message, span, SEPARATOR_HELP) for span, message in line_separators(source)]
 
 
-def load(path: str | Path) -> tuple[SpecText, Program]:
-    """Read, parse and resolve one spec file. Raises SpecError for invalid input."""
+@record
+class Spec(Record):
+    """One spec file read, parsed and resolved: its text (for a Markdown file, its gpu blocks) and its program."""
+
+    source: SpecText
+    program: Program
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def document(self) -> str:
+        """The text errors are shown against: the whole document for Markdown, else the spec itself."""
+        return _document(self.source)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        """Blocks of a Markdown file that were nearly gpu blocks: said, with the fix; they change no verdict."""
+        return self.source.warnings
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read, parse and resolve one spec file (`-` is standard input). Raises SpecError for invalid input."""
     source = read(path)
-    return source, compile_text(source)
+    return Spec(source, compile_text(source))
 
 
-def _document(path, source: SpecText) -> str:
-    """The text errors are shown against: the whole document for Markdown, else the spec itself."""
+def _document(source: SpecText) -> str:
     return source.document if source.document is not None else source.text
-
-
-def _undecoded(path: Path) -> str:
-    try:
-        return undecoded(path.read_bytes())
-    except OSError:
-        return ""
 
 
 def _stdin() -> SpecText:
@@ -177,17 +204,6 @@ def _too_deep(source: SpecText) -> Diagnostic:
                       "split it into named values of a few hundred operations each")
 
 
-def check_text(text: str, path: str = "<spec>") -> Report:
-    """Check the claims of one spec given as text (for tests and embedding)."""
-    source = SpecText(path, text)
-    try:
-        program = compile_text(source)
-    except SpecError as error:
-        return Report([], error.diagnostics, [path], {path: source.text})
-    verdicts, errors = check(program)
-    return Report(verdicts, errors, [path], {path: source.text})
-
-
 @record
 class Sources(Record):
     """Which sources beside the model a run checks against, and where their numbers come from."""
@@ -200,10 +216,85 @@ class Sources(Record):
     progress: object | None = None       # called with a line of text as each spec is measured
 
 
-def run_check(paths: list[str], sources: Sources | None = None) -> Report:
-    """Check every claim in the spec files under `paths` against the model, and the other sources asked for."""
+@record
+class Specs(Record):
+    """The spec files found under some paths: each one that loaded, and the errors of those that did not."""
+
+    specs: tuple[Spec, ...] = field(converter=as_tuple)
+    files: tuple[str, ...] = field(converter=as_tuple)              # every spec file found, loaded or not
+    diagnostics: tuple[Diagnostic, ...] = field(converter=as_tuple)  # paths that name nothing; invalid files
+    texts: dict[str, str] = field(factory=dict, repr=False)          # each file's text, to show an error's line
+    warnings: tuple[Diagnostic, ...] = field(default=(), converter=as_tuple)  # near misses of gpu blocks
+    paths: tuple[str, ...] = field(default=(), converter=as_tuple)  # the paths as given
+
+    @property
+    def programs(self) -> list[tuple[str, Program]]:
+        """Each loaded spec's path and program, in file order."""
+        return [(spec.path, spec.program) for spec in self.specs]
+
+
+def load_specs(paths: Iterable[str]) -> Specs:
+    """Every spec file under `paths` (see spec_files) read, parsed and resolved; a file that does not load
+    gives its errors instead (the text shown beside them read as leniently as it decodes)."""
+    paths = list(paths)
     with _no_cyclic_gc():
-        return _run_check(paths, sources or Sources())
+        files, diagnostics = spec_files(paths)
+        texts: dict[str, str] = {}
+        specs: list[Spec] = []
+        warnings: list[Diagnostic] = []
+        for path in files:
+            try:
+                source = read(path)
+                texts[source.path] = _document(source)
+                warnings.extend(source.warnings)  # said even when the blocks do not resolve
+                specs.append(Spec(source, compile_text(source)))
+            except SpecError as error:
+                diagnostics.extend(error.diagnostics)
+                if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
+                    texts[str(path)] = read_leniently(path)
+        return Specs(specs, [str(f) for f in files], diagnostics, texts, warnings, paths)
+
+
+def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
+    """Check every claim of the loaded specs against the model and the other sources asked for: a profile (the
+    calibrated source), results files and measuring now (the measured one). A profile or results file that cannot
+    be used is an error of the report, naming the file and what is wrong.
+
+    Raises Interrupted (a KeyboardInterrupt that holds the report so far) on Ctrl-C while measuring."""
+    sources = sources or Sources()
+    with _no_cyclic_gc():
+        diagnostics = list(specs.diagnostics)
+        stop = None
+        try:
+            evidence, problems = _evidence(specs.programs, sources)
+        except _MeasuringInterrupted as interrupted:
+            evidence, problems, stop = interrupted.evidence, interrupted.problems, interrupted.stop
+        diagnostics.extend(problems)
+        verdicts: list[Verdict] = []
+        for spec in specs.specs:
+            found, errors = check(spec.program, evidence)
+            verdicts.extend(found)
+            diagnostics.extend(errors)
+        report = Report(verdicts, diagnostics, specs.files, specs.texts, specs.warnings, specs.paths)
+    if stop is not None:
+        raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
+                                  "the claims of the others were not measured")
+    return report
+
+
+def run_check(paths: Iterable[str], sources: Sources | None = None) -> Report:
+    """Check every claim in the spec files under `paths`: load_specs, then check_specs."""
+    return check_specs(load_specs(paths), sources)
+
+
+def check_text(text: str, path: str = "<spec>", sources: Sources | None = None) -> Report:
+    """Check the claims of one spec given as text (for tests and embedding), as run_check checks a file."""
+    source = SpecText(path, text)
+    try:
+        specs = Specs([Spec(source, compile_text(source))], [path], [], {path: source.text})
+    except SpecError as error:
+        specs = Specs([], [path], error.diagnostics, {path: source.text})
+    return check_specs(specs, sources)
 
 
 @contextlib.contextmanager
@@ -219,42 +310,11 @@ def _no_cyclic_gc():
             gc.enable()
 
 
-def _run_check(paths: list[str], sources: Sources) -> Report:
-    files, diagnostics = spec_files(paths)
-    texts: dict[str, str] = {}
-    programs: list[tuple[str, Program]] = []
-    warnings: list[Diagnostic] = []
-    for path in files:
-        try:
-            source = read(path)
-            texts[source.path] = _document(path, source)
-            warnings.extend(source.warnings)
-            programs.append((source.path, compile_text(source)))
-        except SpecError as error:
-            diagnostics.extend(error.diagnostics)
-            if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
-                texts[str(path)] = _undecoded(path)
-    stop = None
-    try:
-        evidence, problems = _evidence(programs, sources)
-    except _MeasuringInterrupted as interrupted:
-        evidence, problems, stop = interrupted.evidence, interrupted.problems, interrupted.stop
-    diagnostics.extend(problems)
-    verdicts: list[Verdict] = []
-    for _, program in programs:
-        found, errors = check(program, evidence)
-        verdicts.extend(found)
-        diagnostics.extend(errors)
-    report = Report(verdicts, diagnostics, [str(f) for f in files], texts, warnings, paths)
-    if stop is not None:
-        raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
-                                  "the claims of the others were not measured")
-    return report
-
-
-def evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
-    """The calibrated and measured sources of a run, for what shows them beside the model (pictures)."""
-    return _evidence(programs, sources)
+def gather_evidence(programs: Sequence[tuple[str, Program]],
+                    sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
+    """The calibrated and measured sources for these (path, program) pairs, and what was wrong with a profile or
+    results file given (for what shows the sources beside the model without checking: pictures)."""
+    return _evidence(list(programs), sources)
 
 
 def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
@@ -321,7 +381,7 @@ class Interrupted(KeyboardInterrupt):
 def explain(path: str, line: int | None = None) -> list[Explanation]:
     """Every metric of each workload in the file (or on `line`), and the value behind each direct claim."""
     from gpuspec.report.explain import Explanation  # what `explain` prints; `check` does without it
-    _, program = load(path)
+    program = load_spec(path).program
     found: list[Explanation] = []
     for span, text, workload in program.workloads:
         if line is not None and not span.line <= line <= span.end_line:
@@ -357,3 +417,80 @@ def _claim_explanation(claim: Claim) -> Explanation:
         return Explanation(claim.span, claim.text, (), (str(error),))
     except RecursionError:
         return Explanation(claim.span, claim.text, (), (TOO_DEEP_TO_EXPLAIN,))
+
+
+# --- rewriting specs: `gpuspec fmt` and `gpuspec check --update` -------------------------------------------------
+
+@record
+class Formatted(Record):
+    """A spec file as read and as formatted: `changed` says whether `write` would change it."""
+
+    read: FileText
+    text: str = field(repr=False)  # the formatted text, with the file's own line breaks
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.read.written
+
+    def write(self) -> None:
+        """Write the formatted text back (its byte-order mark kept). files.WriteError, the file unchanged, if it
+        changed since it was read or cannot be written."""
+        from gpuspec.text import write_back
+
+        write_back(self.read, self.text)
+
+
+def format_file(path: str | Path) -> Formatted:
+    """A spec file (or a Markdown file's gpu blocks) laid out the canonical way, read as `check` reads it.
+
+    Raises fmt.FormatError, whose message names the file and says why, when it cannot be read, does not parse,
+    or would say something else once formatted: the file is then left as it is."""
+    from gpuspec import fmt
+
+    shown = escaped(str(path))
+    if str(path) == "-":
+        raise fmt.FormatError("- (standard input) has no file to write back to; give the file's path")
+    try:
+        read = read_file(path)
+    except OSError as error:
+        raise fmt.FormatError(f"cannot read {shown}: {error.strerror or error}") from None
+    except UnreadableText as error:
+        raise fmt.FormatError(f"{shown}:{error.line}:{error.column}: {error.reason}; it was left as it is") from None
+    if Path(path).suffix in MARKDOWN_SUFFIXES:
+        return Formatted(read, fmt.format_markdown(read.written, str(path)))
+    return Formatted(read, fmt.format_spec(read.written, str(path)))
+
+
+@record
+class Updated(Record):
+    """What update_failing did: claims rewritten, in how many files; the files it could not write, and why."""
+
+    changed: int
+    files: int
+    refused: tuple[str, ...] = field(converter=as_tuple)  # a message per file not written
+    refused_claims: int                                     # the claims in those files
+    left: int                                               # failing claims with no number to write
+
+
+def update_failing(report: Report) -> Updated:
+    """Rewrite each failing claim's number in its file to the computed value, at the precision written. A file
+    reached by two spellings is edited once; one that changed since it was checked is not written."""
+    from gpuspec import update
+    from gpuspec.files import WriteError
+
+    edits = update.replacements(list(report.verdicts))
+    by_file: dict[object, tuple[str, list]] = {}
+    for path, file_edits in edits.items():
+        if path != "<stdin>":
+            found = by_file.setdefault(file_identity(path), (path, []))[1]
+            found.extend(edit for edit in file_edits if edit not in found)
+    changed, files, refused_claims, refused = 0, 0, 0, []
+    for path, file_edits in by_file.values():
+        try:
+            changed += update.apply(path, file_edits, report.texts.get(path))
+            files += 1
+        except WriteError as error:
+            refused.append(str(error))
+            refused_claims += len(file_edits)
+    left = report.count("fail") - changed - refused_claims
+    return Updated(changed, files, refused, refused_claims, left)
