@@ -185,7 +185,7 @@ def _parse(source: SpecText):
     """The spec's nodes: from the cache when its text has been parsed before, else parsed (and cached)."""
     from gpuspec import cache
 
-    spec = cache.load(source)
+    spec = cache.lookup(source)
     if spec is None:
         from gpuspec.parse import parse  # Lark is imported only when a spec has changed: start-up time
 
@@ -321,22 +321,22 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
     """The calibrated and measured sources of a run: load what was given, measure what was asked for."""
     if not (sources.profile or sources.measure is not None or sources.results):
         return Evidence(None, None, sources.require_measure), []  # the model alone: nothing more to import
-    from gpuspec import calibrate, measure, results
+    from gpuspec import measure, profiles, results
     from gpuspec.sources import Calibrated, Measured
 
     problems: list[Diagnostic] = []
     calibrated = interrupted = None
     if sources.profile:
         try:
-            calibrated = Calibrated(calibrate.load(sources.profile))
-        except calibrate.ProfileError as error:
+            calibrated = Calibrated(profiles.read_profile(sources.profile))
+        except profiles.ProfileError as error:
             problems.append(Diagnostic("bad-profile", str(error), Span(sources.profile, 1, 1, 1, 1)))
     measured = None
     if sources.measure is not None or sources.results:
         found: list = []
         for path in sources.results:
             try:
-                found.extend(results.load(path))
+                found.extend(results.read_results(path))
             except results.ResultsError as error:
                 problems.append(Diagnostic("bad-results", str(error), Span(path, 1, 1, 1, 1)))
         reason = None

@@ -303,7 +303,7 @@ def _harness(args) -> int:
 
 
 def _explain(args) -> int:
-    from gpuspec import devices, models
+    from gpuspec import devices, llm_catalog
     from gpuspec.api import explain
     from gpuspec.report import explain as explain_report
 
@@ -312,7 +312,7 @@ def _explain(args) -> int:
         explanations = explain(path, line)
     except SpecError as error:
         return _print_errors(error, path)
-    sys.stdout.write(explain_report.render(explanations, {**devices.references(), **models.references()}))
+    sys.stdout.write(explain_report.render(explanations, {**devices.references(), **llm_catalog.references()}))
     return EXIT_OK
 
 
@@ -324,10 +324,10 @@ def _devices(args) -> int:
 
 
 def _models(args) -> int:
-    from gpuspec import models
+    from gpuspec import llm_catalog
     from gpuspec.report import catalog as printer
 
-    return _catalog(args.name, models, "model", printer.model_listing, printer.model_detail)
+    return _catalog(args.name, llm_catalog, "model", printer.model_listing, printer.model_detail)
 
 
 def _catalog(name: str | None, catalog, kind: str, listing, detail) -> int:

@@ -227,7 +227,7 @@ def _shape(value):
 
     if attrs.has(type(value)):
         # `text` of a claim or statement is its source as written (spacing included); elsewhere it is the value
-        skipped = ("span", "text") if type(value).__name__ in ("Claim", "Subject") else ("span",)
+        skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject") else ("span",)
         return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
                                               if a.name not in skipped)
     if isinstance(value, (list, tuple)):

@@ -684,7 +684,7 @@ def valid_results(draw, name: str, data: bytes) -> dict:
 
 @st.composite
 def valid_profiles(draw, name: str, data: bytes) -> dict:
-    """A profile as gpuspec.calibrate.save writes it, for the spec's GPU (usually), each fact measured anywhere in
+    """A profile as gpuspec.profiles.save writes it, for the spec's GPU (usually), each fact measured anywhere in
     the range a profile may hold (its ends included)."""
     from gpuspec import schema
 

@@ -34,7 +34,7 @@ timing
 nodes
 metrics
 devices
-models
+llm_catalog
 markdown
 parse_tables
 parse
@@ -75,7 +75,7 @@ kinds.*.harness
 harness
 schema
 results
-calibrate
+profiles
 sources
 measure
 mistakes

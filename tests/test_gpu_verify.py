@@ -20,7 +20,7 @@ import zipfile
 import pytest
 from conftest import ROOT
 
-from gpuspec import calibrate, results
+from gpuspec import profiles, results
 
 SCRIPT = ROOT / "scripts" / "gpu-verify"
 WHEELS = ROOT / "scripts" / "wheels"
@@ -109,7 +109,7 @@ def test_the_rehearsal_runs_every_step_and_writes_at_most_eight_files(rehearsal)
 
 def test_the_rehearsal_table_has_a_row_for_every_workload_measured(rehearsal):
     _, out = rehearsal
-    measurements = results.load(out / "results.json")
+    measurements = results.read_results(out / "results.json")
     table = (out / "table.md").read_text(encoding="utf-8")
     rows = [line for line in table.splitlines() if line.startswith("| specs/")]
     ok = [m for m in measurements if m.status == "ok"]
@@ -125,7 +125,7 @@ def test_the_rehearsal_table_has_a_row_for_every_workload_measured(rehearsal):
 
 def test_the_rehearsal_profile_and_probe_are_what_gpuspec_reads(rehearsal):
     _, out = rehearsal
-    assert calibrate.load(out / "profile.json").facts["launch_cost"] > 0
+    assert profiles.read_profile(out / "profile.json").facts["launch_cost"] > 0
     probe = json.loads((out / "probe.json").read_text(encoding="utf-8"))
     assert not [name for name, answer in probe["questions"].items() if "error" in answer]
     check = json.loads((out / "check.json").read_text(encoding="utf-8"))

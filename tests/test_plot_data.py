@@ -6,11 +6,11 @@ import pytest
 
 from gpuspec import devices, model
 from gpuspec.api import compile_text
-from gpuspec.calibrate import Profile
 from gpuspec.devices import Fact
 from gpuspec.harness import workload_key
 from gpuspec.model import launches
 from gpuspec.plot import data, select
+from gpuspec.profiles import Profile
 from gpuspec.results import Measurement
 from gpuspec.sources import Calibrated, Measured, rebind
 from gpuspec.text import SpecText

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import frozen
-
 from gpuspec import kinds
 from gpuspec.api import Spec, load_spec, spec_files
 from gpuspec.plot.data import Subject, label_of, plottable
 from gpuspec.program import Program
+from gpuspec.record import Record, record
 
 
 class SelectionError(Exception):
     """The targets name nothing a picture can show; the message names the file and line and what would do."""
 
 
-@frozen
-class Target:
+@record
+class Target(Record):
     """A spec file named for a picture, checked, with the line asked for (None: the whole file)."""
 
     path: str
