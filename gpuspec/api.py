@@ -45,6 +45,9 @@ from gpuspec.text import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from gpuspec.measure import Options
     from gpuspec.report.explain import Explanation
 
 __all__ = [
@@ -208,12 +211,12 @@ def _too_deep(source: SpecText) -> Diagnostic:
 class Sources(Record):
     """Which sources beside the model a run checks against, and where their numbers come from."""
 
-    measure: object | None = None        # gpuspec.measure.Options: measure with harnesses now
+    measure: Options | None = None       # measure with harnesses now, so
     results: tuple[str, ...] = ()        # results files to check against
     profile: str | None = None           # a calibration profile
     save_results: str | None = None      # where to save what was measured
-    require_measure: bool = False
-    progress: object | None = None       # called with a line of text as each spec is measured
+    require_measure: bool = False        # a measured claim that cannot be measured fails rather than skips
+    progress: Callable[[str], None] | None = None  # called with a line of text as each spec is measured
 
 
 @record

@@ -334,6 +334,53 @@ def test_a_planted_file_in_a_copy_of_the_package_fails_the_guard(tmp_path):
     assert len(found) >= 1 and found[0].startswith("units:") and "imports cli, a later stage" in found[0], found
 
 
+# --- spec text is read in one place -----------------------------------------------------------------------------
+
+# The modules that may open a file themselves, and what for: anything else goes through gpuspec.text (spec
+# text: encoding, byte-order mark, line breaks) or gpuspec.files (JSON: results and profiles; atomic writes).
+FILE_READERS = {
+    "text": "spec text, the one way every command reads it",
+    "files": "JSON files (results, profiles, reports), bounded; atomic writes",
+    "cachedir": "cache entries, without following links",
+    "resources": "the bundled catalogs (TOML)",
+    "cache": "gpuspec's own code, for the cache key",
+    "parse": "the bundled grammar",
+    "templating": "timing.py, which every generated program carries",
+    "measure": "the programs it writes and runs",
+}
+_READS = {"read_text", "read_bytes", "open", "fdopen", "write_text", "write_bytes", "stdin"}
+
+
+def file_reads(source: str) -> list[tuple[str, int]]:
+    """Each call (or use, for stdin) in `source` that opens, reads or writes a file directly."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in _READS:
+                found.append((name, node.lineno))
+        elif isinstance(node, ast.Attribute) and node.attr == "stdin":
+            found.append(("stdin", node.lineno))
+    return found
+
+
+def test_only_the_reading_modules_open_files():
+    for module, (source, _) in sorted(package_sources().items()):
+        if module in FILE_READERS:
+            continue
+        reads = file_reads(source)
+        if module == "api":  # standard input: decoded by gpuspec.text like a file
+            reads = [r for r in reads if r[0] == "stdin" and "decode(sys.stdin" not in source.split("\n")[r[1] - 1]]
+        assert reads == [], f"{module} opens files itself at {reads}: use gpuspec.text or gpuspec.files"
+
+
+def test_a_module_that_reads_spec_text_itself_is_caught():
+    assert file_reads("from pathlib import Path\ntext = Path(path).read_text(encoding='utf-8-sig')\n") == \
+        [("read_text", 2)]
+    assert file_reads("with open(path, newline='') as f:\n    text = f.read()\n") == [("open", 1)]
+    assert file_reads("import sys\ndata = sys.stdin.read()\n") == [("stdin", 2)]
+
+
 # --- the check path stays light --------------------------------------------------------------------------------
 
 def test_the_check_path_imports_neither_torch_nor_triton(root):
