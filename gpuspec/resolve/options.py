@@ -2,8 +2,7 @@
 window, tensor arguments, an LLM and its settings."""
 from __future__ import annotations
 
-from gpuspec import nodes, units
-from gpuspec import llm_catalog
+from gpuspec import llm_catalog, nodes, units
 from gpuspec.devices import Device
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.kind import Kind
