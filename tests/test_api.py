@@ -156,6 +156,18 @@ def test_a_missing_profile_is_an_error_not_a_traceback(tmp_path):
     assert "no.json" in report.diagnostics[0].message
 
 
+def test_a_folder_given_as_a_profile_and_a_results_file_with_nan_are_refused_in_words(tmp_path):
+    spec = write(tmp_path, "a.gpu", SPEC)
+    nan = write(tmp_path, "nan.json", '{"version": 1, "runs": [{"spec": "a.gpu", "provenance": {}, "measurements": '
+                                      '[{"key": "k", "line": 2, "statement": "s", "status": "ok", '
+                                      '"metrics": {"time": {"median": NaN}}}]}]}')
+    report = api.run_check([str(spec)], api.Sources(profile=str(tmp_path), results=(str(nan),)))
+    assert [(d.code, d.span.file) for d in report.diagnostics] == [("bad-profile", str(tmp_path)),
+                                                                    ("bad-results", str(nan))]
+    assert "it is a folder" in report.diagnostics[0].message
+    assert "metrics.time.median` is NaN" in report.diagnostics[1].message
+
+
 def test_check_text_checks_as_run_check_does(tmp_path):
     profile = api.Sources(profile=str(profile_file(tmp_path)))
     from_text = api.check_text(SPEC, "a.gpu", profile)
