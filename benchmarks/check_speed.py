@@ -60,7 +60,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ["GPUSPEC_NO_CACHE"] = "1"  # claims per second of specs parsed afresh, as after an edit
     import gpuspec
-    from gpuspec.pipeline import run_check
+    from gpuspec.api import run_check
 
     # An installed package has its bytecode compiled by pip; a source checkout may not (PYTHONDONTWRITEBYTECODE).
     compileall.compile_dir(Path(gpuspec.__file__).parent, quiet=1)

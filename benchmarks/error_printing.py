@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpuspec.pipeline import check_text  # noqa: E402
+from gpuspec.api import check_text  # noqa: E402
 from gpuspec.report import github, junit, text  # noqa: E402
 
 PRINTERS = {"text": text.render, "junit": junit.render, "github": github.render}

@@ -22,7 +22,7 @@ from check_speed import CLAIMS_PER_BLOCK, generate  # noqa: E402  (the same spec
 # Checks the paths given, parsed afresh; prints seconds, verdicts and peak RSS as JSON.
 CHILD = """
 import json, resource, sys, time
-from gpuspec.pipeline import run_check
+from gpuspec.api import run_check
 start = time.perf_counter()
 report = run_check(sys.argv[1:])
 seconds = time.perf_counter() - start

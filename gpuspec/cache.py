@@ -64,12 +64,12 @@ def _key(source) -> bytes:
     return cachedir.key(_code_key(), source.path, str(source.line_offset), offsets, source.text)
 
 
-def load(source) -> nodes.Spec | None:
+def lookup(source) -> nodes.Spec | None:
     """The cached parse of `source` (a SpecText), or None."""
     if not _enabled():
         return None
     try:
-        value = cachedir.load(_KIND, _key(source))
+        value = cachedir.read_entry(_KIND, _key(source))
         if value is None:
             return None
         spec = _decoder(nodes.Spec)(value, source.path)

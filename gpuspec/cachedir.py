@@ -110,7 +110,7 @@ def _name(folder: _Folder, kind: str, material: bytes) -> str:
     return f"{kind}-{digest}.json"
 
 
-def load(kind: str, material: bytes):
+def read_entry(kind: str, material: bytes):
     """The JSON value stored under (kind, material), or None when there is none or anything is amiss."""
     folder = _open()
     if folder is None:

@@ -126,7 +126,7 @@ def _measured_metric(ref) -> bool:
 
 def _calibrated_metric(ref) -> bool:
     """Metrics that depend on a ceiling a profile measures: times, rates, shares and bounds; and those ceilings."""
-    from gpuspec.calibrate import FACTS
+    from gpuspec.profiles import FACTS
 
     if isinstance(ref, FactRef):
         return ref.name in FACTS

@@ -201,7 +201,7 @@ def _measure_options(args):
 
 
 def _check(args) -> int:
-    from gpuspec.pipeline import Interrupted, Sources, run_check
+    from gpuspec.api import Interrupted, Sources, run_check
 
     if args.save_results and not args.measure:
         print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
@@ -246,35 +246,23 @@ def _render(report, format: str, verbose: bool) -> str:
 
 
 def _update(report) -> int:
-    from gpuspec import update
-    from gpuspec.files import WriteError
-    from gpuspec.pipeline import file_identity
+    from gpuspec.api import update_failing
 
-    edits = update.replacements(list(report.verdicts))
-    by_file: dict[object, tuple[str, list]] = {}  # one file reached by two spellings is edited once
-    for path, file_edits in edits.items():
-        if path != "<stdin>":
-            found = by_file.setdefault(file_identity(path), (path, []))[1]
-            found.extend(edit for edit in file_edits if edit not in found)
-    changed, files, refused = 0, 0, 0
-    for path, file_edits in by_file.values():
-        try:
-            changed += update.apply(path, file_edits, report.texts.get(path))
-            files += 1
-        except WriteError as error:
-            print(shown_line(f"gpuspec check --update: {error}"), file=sys.stderr)
-            refused += len(file_edits)
-    left = report.count("fail") - changed - refused
-    notes = [f"{refused} not written (see above)"] if refused else []
-    if left:
-        notes.append(f"{left} failing claim{'s' * (left != 1)} need a person (ranges, bounds, other sources)")
+    updated = update_failing(report)
+    for refusal in updated.refused:
+        print(shown_line(f"gpuspec check --update: {refusal}"), file=sys.stderr)
+    changed, files = updated.changed, updated.files
+    notes = [f"{updated.refused_claims} not written (see above)"] if updated.refused else []
+    if updated.left:
+        notes.append(f"{updated.left} failing claim{'s' * (updated.left != 1)} need a person (ranges, bounds, "
+                     "other sources)")
     print(f"updated {changed} claim{'s' * (changed != 1)} in {files} file{'s' * (files != 1)}"
           + "".join(f"; {note}" for note in notes))
-    if refused:
+    if updated.refused:
         return EXIT_INVALID
     if report.diagnostics:
         return report.exit_code
-    return 1 if left else EXIT_OK
+    return 1 if updated.left else EXIT_OK
 
 
 def _split_target(target: str) -> tuple[str, int | None]:
@@ -298,11 +286,11 @@ def _print_errors(error: SpecError, path: str) -> int:
 
 def _harness(args) -> int:
     from gpuspec import harness
-    from gpuspec.pipeline import load
+    from gpuspec.api import load_spec
 
     path, line = _split_target(args.target)
     try:
-        _, program = load(path)
+        program = load_spec(path).program
     except SpecError as error:
         return _print_errors(error, path)
     plans, refused = harness.plans(program, line)
@@ -315,8 +303,8 @@ def _harness(args) -> int:
 
 
 def _explain(args) -> int:
-    from gpuspec import devices, models
-    from gpuspec.pipeline import explain
+    from gpuspec import devices, llm_catalog
+    from gpuspec.api import explain
     from gpuspec.report import explain as explain_report
 
     path, line = _split_target(args.target)
@@ -324,7 +312,7 @@ def _explain(args) -> int:
         explanations = explain(path, line)
     except SpecError as error:
         return _print_errors(error, path)
-    sys.stdout.write(explain_report.render(explanations, {**devices.references(), **models.references()}))
+    sys.stdout.write(explain_report.render(explanations, {**devices.references(), **llm_catalog.references()}))
     return EXIT_OK
 
 
@@ -336,10 +324,10 @@ def _devices(args) -> int:
 
 
 def _models(args) -> int:
-    from gpuspec import models
+    from gpuspec import llm_catalog
     from gpuspec.report import catalog as printer
 
-    return _catalog(args.name, models, "model", printer.model_listing, printer.model_detail)
+    return _catalog(args.name, llm_catalog, "model", printer.model_listing, printer.model_detail)
 
 
 def _catalog(name: str | None, catalog, kind: str, listing, detail) -> int:
@@ -430,10 +418,9 @@ def _calibrate(args) -> int:
 
 
 def _fmt(args) -> int:
-    from gpuspec import fmt
+    from gpuspec.api import format_file, spec_files
     from gpuspec.files import WriteError
-    from gpuspec.pipeline import MARKDOWN_SUFFIXES, spec_files
-    from gpuspec.text import UnreadableText, read_file, write_back
+    from gpuspec.fmt import FormatError
 
     # Every line that holds a path or spec text goes through shown_line: no control character, bidirectional
     # mark or CI workflow command (`::error`, `##[`) from a file's name or text acts on what shows it.
@@ -443,39 +430,22 @@ def _fmt(args) -> int:
     changed, failed = 0, bool(problems)
     for path in files:
         shown = str(path)
-        if str(path) == "-":
-            print("gpuspec fmt: - (standard input) has no file to write back to; give the file's path", file=sys.stderr)
-            failed = True
-            continue
         try:  # read as `gpuspec check` reads it
-            read = read_file(path)
-            if path.suffix in MARKDOWN_SUFFIXES:
-                formatted = fmt.format_markdown(read.written, str(path))
-            else:
-                formatted = fmt.format_spec(read.written, str(path))
-        except OSError as error:
-            print(shown_line(f"gpuspec fmt: cannot read {shown}: {error.strerror or error}"), file=sys.stderr)
-            failed = True
-            continue
-        except UnreadableText as error:
-            print(shown_line(f"gpuspec fmt: {shown}:{error.line}:{error.column}: {error.reason}; it was left as it is"),
-                  file=sys.stderr)
-            failed = True
-            continue
-        except fmt.FormatError as error:
+            formatted = format_file(path)
+        except FormatError as error:
             print(shown_line(f"gpuspec fmt: {error}"), file=sys.stderr)
             failed = True
             continue
-        if formatted == read.written:
+        if not formatted.changed:
             continue
         changed += 1
         if args.diff:
-            sys.stdout.write(_fmt_diff(read.text, formatted, shown))
+            sys.stdout.write(_fmt_diff(formatted.read.text, formatted.text, shown))
         elif args.check:
             print(shown_line(f"would reformat {shown}"))
         else:
             try:
-                write_back(read, formatted)
+                formatted.write()
             except WriteError as error:
                 print(shown_line(f"gpuspec fmt: {error}"), file=sys.stderr)
                 failed = True

@@ -206,12 +206,13 @@ def _meaning(source):
     """The fingerprint of spec text as check reads it, or the first syntax error (file:line:column: message)."""
     from gpuspec.diagnostics import SpecError
     from gpuspec.parse import parse
-    from gpuspec.pipeline import _line_separators
+    from gpuspec.text import line_separators
 
     # check refuses these before parsing; fmt would strip one that ends a line and turn the refusal into verdicts
-    separators = _line_separators(source)
+    separators = line_separators(source)
     if separators:
-        return f"{separators[0].span}: {separators[0].message}"
+        span, message = separators[0]
+        return f"{span}: {message}"
     try:
         return _shape(parse(source).statements)
     except SpecError as error:
@@ -226,7 +227,7 @@ def _shape(value):
 
     if attrs.has(type(value)):
         # `text` of a claim or statement is its source as written (spacing included); elsewhere it is the value
-        skipped = ("span", "text") if type(value).__name__ in ("Claim", "Subject") else ("span",)
+        skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject") else ("span",)
         return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
                                               if a.name not in skipped)
     if isinstance(value, (list, tuple)):

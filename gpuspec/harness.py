@@ -36,7 +36,7 @@ def _structure(value) -> str:
     import attrs
 
     from gpuspec.devices import Device
-    from gpuspec.models import Model
+    from gpuspec.llm_catalog import Model
 
     if isinstance(value, (Device, Model)):
         changed = ",".join(f"{n}={value.fact(n).value!r}" for n in value.overridden if value.fact(n) is not None)

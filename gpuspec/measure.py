@@ -274,7 +274,7 @@ def commit_of(path: str) -> str:
 
 def calibrate(out: str, options: Options) -> "object":
     """Run the calibration program and save its report as a profile. RuntimeError with the reason if it fails."""
-    from gpuspec import calibrate as profiles
+    from gpuspec import profiles
 
     source = calibration_source(launches=1000)
     try:

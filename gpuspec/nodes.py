@@ -64,7 +64,7 @@ class Word(Record):
 
 
 @record
-class Tolerance(Record):
+class ToleranceNode(Record):
     """`± 5%` or `± 2 µs` beside a value."""
 
     number: Number
@@ -174,7 +174,7 @@ class Options(Record):
 
 
 @record
-class Stream(Record):
+class StreamNode(Record):
     """`1000 launches of y`: a workload launched again and again, one launch after another."""
 
     count: Number
@@ -207,7 +207,7 @@ class Decode(Record):
 
 
 @record
-class Claim(Record):
+class ClaimNode(Record):
     """One statement about one number (or word) to be checked.
 
     subject is the expression claimed about, or None when the metric is implied by the phrase
@@ -217,7 +217,7 @@ class Claim(Record):
     comparator: str  # canonical: = ≈ < ≤ > ≥
     subject: Expr | None
     value: Amount | Word
-    tolerance: Tolerance | None
+    tolerance: ToleranceNode | None
     text: str
     span: Span = _span()
 
@@ -234,7 +234,7 @@ class Quote(Record):
 class Block(Record):
     """The claims after `is` and in the indented block, in order, with their quotes."""
 
-    items: tuple[Claim | Quote, ...] = field(converter=as_tuple)
+    items: tuple[ClaimNode | Quote, ...] = field(converter=as_tuple)
     span: Span | None = _span()
 
 
@@ -295,7 +295,7 @@ class Subject(Record):
     """
 
     name: str | None
-    expr: Union[Expr, Stream, Decode]
+    expr: Union[Expr, StreamNode, Decode]
     options: Options
     claims: Block
     text: str
@@ -306,7 +306,7 @@ class Subject(Record):
 class DirectClaim(Record):
     """A claim on its own line: `weights / device.hbm_bandwidth ≈ 4.8 ms`."""
 
-    claim: Claim
+    claim: ClaimNode
     span: Span = _span()
 
 

@@ -374,7 +374,7 @@ class _Builder(Transformer):
     @_with_extent
     def stream(self, meta, children):
         count, _, _, name = children
-        return nodes.Stream(self._number(count), str(name), span=self._span(meta))
+        return nodes.StreamNode(self._number(count), str(name), span=self._span(meta))
 
     @_with_extent
     def decode(self, meta, children):
@@ -440,7 +440,7 @@ class _Builder(Transformer):
     def direct_claim(self, meta, children):
         subject, comparator, value, tolerance = children
         meta = self._bracketed(meta)
-        claim = nodes.Claim(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
+        claim = nodes.ClaimNode(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
                             span=self._span(meta))
         return nodes.DirectClaim(claim, span=self._span(meta))
 
@@ -513,19 +513,19 @@ class _Builder(Transformer):
     def bound_claim(self, meta, children):
         token = children[0]
         word = nodes.Word(str(token).split("-")[0], span=self._tspan(token))
-        return nodes.Claim("=", None, word, None, str(token), span=self._span(meta))
+        return nodes.ClaimNode("=", None, word, None, str(token), span=self._span(meta))
 
     @_with_extent
     def implicit_claim(self, meta, children):
         comparator, amount, tolerance = children
         comparator = _COMPARATORS[str(comparator)] if comparator is not None else "="
-        return nodes.Claim(comparator, None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
+        return nodes.ClaimNode(comparator, None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
 
     @_with_extent
     def explicit_claim(self, meta, children):
         subject, comparator, value, tolerance = children
         meta = self._bracketed(meta)
-        return nodes.Claim(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
+        return nodes.ClaimNode(_COMPARATORS[str(comparator)], subject, value, tolerance, self._slice(meta).strip(),
                            span=self._span(meta))
 
     @_with_extent
@@ -559,7 +559,7 @@ class _Builder(Transformer):
     @_with_extent
     def tolerance(self, meta, children):
         _, number, unit = children
-        return nodes.Tolerance(self._number(number), str(unit) if unit else None, span=self._span(meta))
+        return nodes.ToleranceNode(self._number(number), str(unit) if unit else None, span=self._span(meta))
 
     @_with_extent
     def comparator(self, meta, children):

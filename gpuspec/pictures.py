@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuspec import kinds
+from gpuspec.api import Sources, check_specs, gather_evidence, load_specs
 from gpuspec.files import WriteError, write_atomically
-from gpuspec.pipeline import Sources, evidence, run_check
 from gpuspec.plot import data, select
 from gpuspec.report import Report, document
 
@@ -87,23 +87,16 @@ def report(paths: list[str], out: str, format: str | None = None, profile: str |
     """Check the claims under `paths` and write the report with the pictures of their workloads to `out`."""
     format = report_format(out, format)
     draw = drawing()
-    checked = run_check(paths, Sources(results=tuple(results), profile=profile))
-    pictures = _report_pictures(checked, draw, profile, results)
+    specs = load_specs(paths)
+    checked = check_specs(specs, Sources(results=tuple(results), profile=profile))
+    pictures = _report_pictures([select.target(spec) for spec in specs.specs], draw, profile, results)
     _write(out, document.render(checked, pictures, format))
     return checked
 
 
-def _report_pictures(checked: Report, draw, profile, results) -> list[document.Picture]:
+def _report_pictures(loaded: list[select.Target], draw, profile, results) -> list[document.Picture]:
     """The roofline of every workload that has a place on one, and the timeline of every stream; none for
     files that do not check (their errors are in the report)."""
-    from gpuspec.diagnostics import SpecError
-
-    loaded = []
-    for path in checked.files:
-        try:
-            loaded.extend(select.load_targets([(path, None)]))
-        except SpecError:
-            continue
     chosen = select.subjects(loaded)
     pictures = []
     drawable = [s for s in chosen if data.plottable(s.workload)]
@@ -131,8 +124,8 @@ def _providers(loaded: list[select.Target], profile: str | None, results: tuple[
     providers: dict[str, object] = {"model": data.ModelSource()}
     if not profile and not results:
         return providers
-    found, problems = evidence([(t.path, t.program) for t in loaded],
-                               Sources(results=tuple(results), profile=profile))
+    found, problems = gather_evidence([(t.path, t.program) for t in loaded],
+                                      Sources(results=tuple(results), profile=profile))
     if problems and strict:  # the report shows these among its errors; a picture has nowhere else to say them
         raise PictureError(problems[0].message)
     if found.calibrated is not None:

@@ -3,6 +3,12 @@
 Enable Markdown with `--gpuspec-markdown` or the ini setting `gpuspec_markdown = true`. A file that does not
 parse or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names
 (globs relative to the rootdir) are left to other collectors.
+
+Claims are checked as `gpuspec check` checks them (through gpuspec.api), against the model and, when given, a
+calibration profile (`--gpuspec-profile FILE` or the ini setting `gpuspec_profile`) and saved results
+(`--gpuspec-results FILE`, repeatable, or the ini setting `gpuspec_results`, one file a line). Paths on the command
+line are relative to where pytest was started, those in the ini file to the ini file's folder. A profile or
+results file that cannot be used fails each spec's `errors` item with the reason, naming the file.
 """
 from __future__ import annotations
 
@@ -20,6 +26,14 @@ def pytest_addoption(parser) -> None:
     parser.addini("gpuspec_exclude", type="linelist", default=[],
                   help="files not to collect as gpuspec claims: globs relative to the rootdir (documents that "
                        "show errors on purpose, or that another collector reads)")
+    group.addoption("--gpuspec-profile", metavar="FILE", default=None,
+                    help="a calibration profile: check claims against the calibrated source too")
+    group.addoption("--gpuspec-results", metavar="FILE", action="append", default=None,
+                    help="saved results: check claims against the measured source too (repeat for several files)")
+    parser.addini("gpuspec_profile", type="string", default="",
+                  help="a calibration profile to check claims against (relative to the ini file)")
+    parser.addini("gpuspec_results", type="linelist", default=[],
+                  help="saved results files to check claims against, one a line (relative to the ini file)")
 
 
 def pytest_collect_file(parent, file_path: Path):
@@ -31,11 +45,8 @@ def pytest_collect_file(parent, file_path: Path):
         from gpuspec import markdown
         from gpuspec.text import read_leniently
 
-        try:
-            if markdown.mentions_gpu(read_leniently(file_path)):  # near misses too, for their warnings
-                return SpecFile.from_parent(parent, path=file_path)
-        except OSError:
-            return None
+        if markdown.mentions_gpu(read_leniently(file_path)):  # near misses too, for their warnings
+            return SpecFile.from_parent(parent, path=file_path)
     return None
 
 
@@ -57,29 +68,39 @@ def _markdown_enabled(config) -> bool:
     return bool(option) if option is not None else bool(config.getini("gpuspec_markdown"))
 
 
+def _sources(config):
+    """The sources beside the model that the options and ini settings ask for (gpuspec.api.Sources)."""
+    from gpuspec.api import Sources
+
+    here = config.invocation_params.dir
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    profile = config.getoption("gpuspec_profile")
+    if profile:
+        profile = str(here / profile)
+    elif config.getini("gpuspec_profile"):
+        profile = str(base / config.getini("gpuspec_profile"))
+    given = config.getoption("gpuspec_results")
+    if given:
+        results = [str(here / path) for path in given]
+    else:
+        results = [str(base / path) for path in config.getini("gpuspec_results")]
+    return Sources(results=tuple(results), profile=profile or None)
+
+
 class SpecFile(pytest.File):
-    """One spec file (or Markdown document): its claims, checked against the model when collected."""
+    """One spec file (or Markdown document): its claims, checked as `gpuspec check` checks them when collected."""
 
     def collect(self):
-        from gpuspec.check import check
-        from gpuspec.diagnostics import SpecError
-        from gpuspec.pipeline import _document, compile_text, read
+        from gpuspec.api import check_specs, load_specs
 
-        try:
-            source = read(self.path)
-            text = _document(self.path, source)
-            program = compile_text(source)
-        except SpecError as error:
-            yield InvalidSpec.from_parent(self, name="errors", diagnostics=error.diagnostics,
-                                          text=_read(self.path))
-            return
-        for warning in source.warnings:  # a block that was nearly a gpu block: said, with the fix
+        specs = load_specs([str(self.path)])
+        report = check_specs(specs, _sources(self.config))
+        for warning in report.warnings:  # a block that was nearly a gpu block: said, with the fix
             self.warn(pytest.PytestWarning(_shown(f"{warning.span}: {warning.message}; {warning.help}")))
-        verdicts, errors = check(program)
-        if errors:
-            yield InvalidSpec.from_parent(self, name="errors", diagnostics=errors, text=text)
+        if report.diagnostics:
+            yield InvalidSpec.from_parent(self, name="errors", diagnostics=report.diagnostics, texts=report.texts)
         grouped: dict[int, list] = {}
-        for verdict in verdicts:
+        for verdict in report.verdicts:
             grouped.setdefault(id(verdict.claim), []).append(verdict)
         seen: dict[str, int] = {}
         for claim_verdicts in grouped.values():
@@ -97,12 +118,6 @@ def _shown(text: str) -> str:
     from gpuspec.report.safe import shown_line
 
     return shown_line(text).replace("::", ":\\x3a")
-
-
-def _read(path: Path) -> str:
-    from gpuspec.text import read_leniently
-
-    return read_leniently(path)  # its lines as every command counts them
 
 
 class ClaimFailed(Exception):
@@ -140,9 +155,9 @@ class ClaimItem(pytest.Item):
 class InvalidSpec(pytest.Item):
     """The errors of a spec that does not parse or resolve: a failing item, shown as the CLI shows them."""
 
-    def __init__(self, *, diagnostics, text, **kwargs):
+    def __init__(self, *, diagnostics, texts, **kwargs):
         super().__init__(**kwargs)
-        self.diagnostics, self.text = diagnostics, text
+        self.diagnostics, self.texts = diagnostics, texts  # texts: each file's text by path, as the report has it
 
     def runtest(self) -> None:
         raise ClaimFailed(self.diagnostics)
@@ -150,7 +165,7 @@ class InvalidSpec(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         from gpuspec.report.text import Documents, error
 
-        documents = Documents({d.span.file: self.text for d in self.diagnostics if d.span})  # split once
+        documents = Documents(self.texts)  # each file split into lines once
         return "\n".join(line for d in self.diagnostics for line in error(d, documents))
 
     def reportinfo(self):

@@ -1,7 +1,10 @@
 """`record`: how gpuspec declares its data types: frozen attrs classes without generated eq and repr.
 
 attrs writes each generated method at import time, and that is most of gpuspec's start-up; records are
-compared by identity, and share one repr.
+compared by identity, and share one repr. Every data type of the package is declared this way (`@record` on a
+`Record` or `ValueRecord` subclass), with one exception: `timing.py` travels inside every generated program,
+which may run where only the standard library, torch and triton are installed, so its records are frozen
+dataclasses.
 """
 from __future__ import annotations
 

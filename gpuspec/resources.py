@@ -29,7 +29,7 @@ def catalog_data(name: str) -> dict:
     path = data_dir("catalog") / f"{name}.toml"
     text = path.read_bytes()
     material = cachedir.key(__version__, sys.version, Path(__file__).read_bytes(), name, text)
-    data = cachedir.load("catalog", material)
+    data = cachedir.read_entry("catalog", material)
     if isinstance(data, dict) and _plain(data):
         return data
     import tomllib

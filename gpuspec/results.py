@@ -87,7 +87,8 @@ def _cut(items):
 
 def save(path: str | Path, measurements: list[Measurement]) -> None:
     """Write measurements as a results file: to a temporary file beside it, then renamed over it. Reasons and
-    statements too long to keep are cut; ResultsError (and nothing written) for a measurement `load` would refuse."""
+    statements too long to keep are cut; ResultsError (and nothing written) for a measurement `read_results`
+    would refuse."""
     runs: dict[str, dict] = {}
     for m in measurements:
         try:
@@ -106,7 +107,7 @@ def save(path: str | Path, measurements: list[Measurement]) -> None:
     write_atomically(path, json_bytes(data))
 
 
-def load(path: str | Path) -> list[Measurement]:
+def read_results(path: str | Path) -> list[Measurement]:
     """Every measurement in a results file. ResultsError (naming the file, the key and what would be right) if it
     is not one."""
     data = read_json(path, ResultsError, what="a results file")

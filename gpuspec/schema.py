@@ -419,7 +419,7 @@ FACTS = {
 PROFILE_FACTS = Record(FACTS, "an object of measured ceilings", optional=tuple(FACTS),
                        others=Refused(f"a measured ceiling gpuspec knows (those are {', '.join(FACTS)})"))
 
-# A calibration profile, as gpuspec.calibrate.save writes it. samples and ladder are kept for people to read.
+# A calibration profile, as gpuspec.profiles.save writes it. samples and ladder are kept for people to read.
 PROFILE = Record({"version": Exactly(VERSION), "gpu": Text(200, nullable=True, what="a GPU's name"),
                   "provenance": PROVENANCE, "facts": PROFILE_FACTS, "samples": Free(), "ladder": Free()},
                  f"a gpuspec profile (an object with version {VERSION}, gpu, provenance and facts)",

@@ -9,9 +9,9 @@ from __future__ import annotations
 import attrs
 
 from gpuspec import kinds, model, units
-from gpuspec.calibrate import Profile, device_for_gpu
 from gpuspec.harness import workload_key
 from gpuspec.model.values import Value
+from gpuspec.profiles import Profile, device_for_gpu
 from gpuspec.results import Measurement
 from gpuspec.schema import PARTS
 

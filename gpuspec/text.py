@@ -182,6 +182,28 @@ def write_back(read: FileText, written: str) -> None:
         raise WriteError(escaped(str(error))) from None
 
 
+# Characters some editors and viewers show as a line break, and spec text does not: `# note<U+2028>device A100`
+# would look like two lines and be one comment. Refused in spec text (Markdown prose may hold them).
+_SEPARATORS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+SEPARATOR_HELP = "write a plain line break (or a space) instead"
+
+
+def line_separators(source: SpecText) -> list[tuple[Span, str]]:
+    """Where spec text holds a character that looks like a line break and is not one, and what it is, in words
+    (every command refuses such text before parsing it)."""
+    if not _SEPARATORS.search(source.text):
+        return []
+    found = []
+    shift = source.column_offsets or {}
+    for index, line in enumerate(source.text.split("\n")):
+        for match in _SEPARATORS.finditer(line):
+            number = index + 1 + source.line_offset
+            column = match.start() + 1 + shift.get(index + 1, 0)
+            found.append((Span(source.path, number, column, number, column + 1),
+                          f"`{escaped(match.group())}` is not a line break here, though some editors show one"))
+    return found
+
+
 def _position(before: str) -> tuple[int, int]:
     line = before.count("\n") + 1
     return line, len(before) - (before.rfind("\n") + 1) + 1

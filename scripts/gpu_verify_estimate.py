@@ -34,14 +34,14 @@ def estimate(budget: float, probe_budget: float) -> list[tuple[str, float, str]]
     """(step, seconds, how) for each step of scripts/gpu-verify."""
     sys.path.insert(0, str(ROOT))
     from gpuspec import harness
-    from gpuspec.pipeline import load
+    from gpuspec.api import load_spec
 
     steps = [("probe", STARTUP + PROBE_SETUP + PROBE_FIGURES * (probe_budget + PER_METRIC),
               f"{STARTUP:g} + {PROBE_SETUP:g} + {PROBE_FIGURES} figures × ({probe_budget:g} + {PER_METRIC:g})"),
              ("calibrate", STARTUP + CALIBRATE_SETUP + CALIBRATE_FIGURES * (budget + PER_METRIC),
               f"{STARTUP:g} + {CALIBRATE_SETUP:g} + {CALIBRATE_FIGURES} figures × ({budget:g} + {PER_METRIC:g})")]
     for spec in sorted((ROOT / "specs").glob("*.gpu")):
-        plans, _ = harness.plans(load(spec)[1])
+        plans, _ = harness.plans(load_spec(spec).program)
         if not plans:
             continue
         kinds = [str(p["kind"]) for p in plans]

@@ -23,11 +23,11 @@ def model_times(spec: str, key: str, gpu: str | None, profile) -> tuple[str, dic
     """(the device the model ran for, {metric: model seconds}, {metric: calibrated seconds}) of workload `key` of
     `spec`: on the catalog device of `gpu` where there is one, else on the spec's own."""
     from gpuspec import devices, harness, model
-    from gpuspec.calibrate import device_for_gpu
-    from gpuspec.pipeline import load
+    from gpuspec.api import load_spec
+    from gpuspec.profiles import device_for_gpu
     from gpuspec.sources import Calibrated, NotAvailable, rebind
 
-    _, program = load(spec)
+    program = load_spec(spec).program
     workload = next((w for _, statement, w in program.workloads if harness.workload_key(statement, w) == key), None)
     if workload is None:
         return "—", {}, {}
@@ -88,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", help="a calibration profile (gpuspec calibrate --out)")
     parser.add_argument("--probe", help="the probe's report, summarised under the table")
     args = parser.parse_args(argv)
-    from gpuspec import calibrate, results
+    from gpuspec import profiles, results
 
-    results.load(args.results)  # refused with the key and the reason if malformed
+    results.read_results(args.results)  # refused with the key and the reason if malformed
     data = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    profile = calibrate.load(args.profile) if args.profile and Path(args.profile).exists() else None
+    profile = profiles.read_profile(args.profile) if args.profile and Path(args.profile).exists() else None
     provenance = data["runs"][0]["provenance"] if data["runs"] else {}
     print(f"Measured on {provenance.get('gpu') or 'no GPU'} (torch {provenance.get('torch', '?')}, triton "
           f"{provenance.get('triton', '?')}, {provenance.get('date', '?')}); stream hold "

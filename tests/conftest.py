@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuspec.pipeline import check_text
+from gpuspec.api import check_text
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = "device H100-SXM\n"

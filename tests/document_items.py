@@ -218,9 +218,9 @@ def _expectation(text: str, line: int, written: int) -> Expectation | str:
 
 def outcomes(source: SpecText, case: Case) -> tuple[list[Outcome], str]:
     """What the case's spec gives when checked, and the text report `gpuspec check` prints for it."""
+    from gpuspec.api import compile_text
     from gpuspec.check import check
     from gpuspec.diagnostics import SpecError
-    from gpuspec.pipeline import compile_text
     from gpuspec.report import Report
     from gpuspec.report.text import render
 
@@ -322,8 +322,8 @@ class DocumentFile(pytest.File):
     """A document of cases: an item per gpu block (with the blocks that continue it)."""
 
     def collect(self):
+        from gpuspec.api import read
         from gpuspec.diagnostics import SpecError
-        from gpuspec.pipeline import read
 
         shown = _shown_path(self)
         try:

@@ -373,7 +373,7 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 def meaning(folder: Path, path: str) -> tuple[object, tuple | None]:
     """What check reads in a file, without where: each verdict's claim, source, status and value, and each error's
     code (columns and lines move when fmt lays a line out)."""
-    from gpuspec.pipeline import run_check
+    from gpuspec.api import run_check
 
     def work():
         report = run_check([path])
@@ -794,14 +794,14 @@ def sources_problem(case: Case, folder: Path) -> str | None:
 
 def _plot_with_profile(case: Case, folder: Path, side: str) -> str | None:
     """The roofline's data with the calibrated source beside the model, as `plot roofline --profile` draws it."""
-    from gpuspec import calibrate
+    from gpuspec import profiles
     from gpuspec.plot import data
     from gpuspec.sources import Calibrated
 
     def providers():
         try:
-            return {"model": data.ModelSource(), "calibrated": Calibrated(calibrate.load(side))}
-        except calibrate.ProfileError:
+            return {"model": data.ModelSource(), "calibrated": Calibrated(profiles.read_profile(side))}
+        except profiles.ProfileError:
             return None
 
     found, problem = guarded(folder, providers)

@@ -632,8 +632,8 @@ def timing_summary(draw, median: float, spread: float | None = None) -> dict:
 def workloads_of(name: str, data: bytes) -> list[tuple[int, str, object]]:
     """The (line, statement, workload) of each workload of a spec file's bytes; none when it does not check."""
     from gpuspec import markdown
+    from gpuspec.api import compile_text
     from gpuspec.diagnostics import SpecError
-    from gpuspec.pipeline import compile_text
     from gpuspec.text import UnreadableText, decode
 
     try:
@@ -684,7 +684,7 @@ def valid_results(draw, name: str, data: bytes) -> dict:
 
 @st.composite
 def valid_profiles(draw, name: str, data: bytes) -> dict:
-    """A profile as gpuspec.calibrate.save writes it, for the spec's GPU (usually), each fact measured anywhere in
+    """A profile as gpuspec.profiles.save writes it, for the spec's GPU (usually), each fact measured anywhere in
     the range a profile may hold (its ends included)."""
     from gpuspec import schema
 

@@ -34,7 +34,7 @@ timing
 nodes
 metrics
 devices
-models
+llm_catalog
 markdown
 parse_tables
 parse
@@ -75,7 +75,7 @@ kinds.*.harness
 harness
 schema
 results
-calibrate
+profiles
 sources
 measure
 mistakes
@@ -90,14 +90,14 @@ report.markdown
 report.document
 report.catalog
 report.explain
-pipeline
+fmt
+update
+api
 plot
 plot.data
 plot.select
 plot.draw
 pictures
-fmt
-update
 cli
 pytest_plugin
 __main__
@@ -259,6 +259,15 @@ def test_every_module_has_exactly_one_layer():
             assert {p.stem for p in kind.glob("*.py")} <= {"__init__", "resolve", "rules", "harness"}, kind
 
 
+def test_each_module_has_a_layer_of_its_own():
+    # Two modules on one layer could import each other unnoticed (report and the pipeline once did): only the
+    # patterns of kinds' stage modules group several modules, and those are checked for cycles.
+    shared = [line for line in _layers() if len(line) > 1 or ("*" not in line[0] and
+                                                              sum(matches(m, line[0]) for m in
+                                                                  module_names(PACKAGE)) > 1)]
+    assert shared == []
+
+
 # --- the guard fails on a planted back-import, in every form ---------------------------------------------------
 
 def _planted(module: str, line: str) -> list[str]:
@@ -277,9 +286,12 @@ def _planted(module: str, line: str) -> list[str]:
     ("units", "from .cli import main", "cli"),
     ("units", "importlib.import_module('gpuspec.cli')", "cli"),
     ("units", "__import__('gpuspec.cli')", "cli"),
-    ("report.explain", "from gpuspec.pipeline import Explanation", "pipeline"),
-    ("report.explain", "from ..pipeline import explain", "pipeline"),
-    ("report", "from gpuspec.pipeline import run_check", "pipeline"),
+    ("report.explain", "from gpuspec.api import explain", "api"),
+    ("report.explain", "from ..api import explain", "api"),
+    ("report.explain", "from .. import api", "api"),
+    ("report", "from gpuspec.api import run_check", "api"),
+    ("report.text", "from gpuspec import api", "api"),
+    ("fmt", "from gpuspec.api import format_file", "api"),
     ("resolve.subjects", "from gpuspec.model import estimate", "model"),
     ("kinds.matmul.resolve", "from gpuspec.kinds.matmul import rules", "kinds.matmul.rules"),
     ("kinds.matmul.rules", "from gpuspec.kinds.matmul.harness import plan", "kinds.matmul.harness"),
@@ -320,6 +332,53 @@ def test_a_planted_file_in_a_copy_of_the_package_fails_the_guard(tmp_path):
                      encoding="utf-8")
     found = violations(package_sources(tree))
     assert len(found) >= 1 and found[0].startswith("units:") and "imports cli, a later stage" in found[0], found
+
+
+# --- spec text is read in one place -----------------------------------------------------------------------------
+
+# The modules that may open a file themselves, and what for: anything else goes through gpuspec.text (spec
+# text: encoding, byte-order mark, line breaks) or gpuspec.files (JSON: results and profiles; atomic writes).
+FILE_READERS = {
+    "text": "spec text, the one way every command reads it",
+    "files": "JSON files (results, profiles, reports), bounded; atomic writes",
+    "cachedir": "cache entries, without following links",
+    "resources": "the bundled catalogs (TOML)",
+    "cache": "gpuspec's own code, for the cache key",
+    "parse": "the bundled grammar",
+    "templating": "timing.py, which every generated program carries",
+    "measure": "the programs it writes and runs",
+}
+_READS = {"read_text", "read_bytes", "open", "fdopen", "write_text", "write_bytes", "stdin"}
+
+
+def file_reads(source: str) -> list[tuple[str, int]]:
+    """Each call (or use, for stdin) in `source` that opens, reads or writes a file directly."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in _READS:
+                found.append((name, node.lineno))
+        elif isinstance(node, ast.Attribute) and node.attr == "stdin":
+            found.append(("stdin", node.lineno))
+    return found
+
+
+def test_only_the_reading_modules_open_files():
+    for module, (source, _) in sorted(package_sources().items()):
+        if module in FILE_READERS:
+            continue
+        reads = file_reads(source)
+        if module == "api":  # standard input: decoded by gpuspec.text like a file
+            reads = [r for r in reads if r[0] == "stdin" and "decode(sys.stdin" not in source.split("\n")[r[1] - 1]]
+        assert reads == [], f"{module} opens files itself at {reads}: use gpuspec.text or gpuspec.files"
+
+
+def test_a_module_that_reads_spec_text_itself_is_caught():
+    assert file_reads("from pathlib import Path\ntext = Path(path).read_text(encoding='utf-8-sig')\n") == \
+        [("read_text", 2)]
+    assert file_reads("with open(path, newline='') as f:\n    text = f.read()\n") == [("open", 1)]
+    assert file_reads("import sys\ndata = sys.stdin.read()\n") == [("stdin", 2)]
 
 
 # --- the check path stays light --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """gpuspec checks its own numbers: the bundled specs and the README's language example hold."""
-from gpuspec.pipeline import run_check
+from gpuspec.api import run_check
 
 
 def test_bundled_specs_pass(root):

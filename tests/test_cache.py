@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuspec import cache, cachedir, resources
+from gpuspec.api import compile_text, run_check
 from gpuspec.diagnostics import SpecError
 from gpuspec.markdown import extract
 from gpuspec.parse import parse
-from gpuspec.pipeline import compile_text, run_check
 from gpuspec.text import Span, SpecText
 
 SPEC = "device H100-SXM\nx*2 on 4096² bf16 is memory-bound, ≈20µs, 62 waves\n"
@@ -40,7 +40,7 @@ def entries() -> list[Path]:
 def test_a_cached_parse_is_the_same_spec(monkeypatch):
     source = SpecText("a.gpu", SPEC)
     first = compile_text(source)
-    assert cache.load(source) is not None
+    assert cache.lookup(source) is not None
     calls = []
     monkeypatch.setattr("gpuspec.parse.parse", lambda s: calls.append(s))
     second = compile_text(source)
@@ -53,7 +53,7 @@ def round_trips(source: SpecText) -> bool:
     """Whether `source`, parsed, stored and loaded, comes back a new tree alike in every node and span."""
     spec = parse(source)
     cache.store(source, spec)
-    back = cache.load(source)
+    back = cache.lookup(source)
     return back is not None and back is not spec and same_nodes(spec, back)
 
 
@@ -80,14 +80,14 @@ def test_every_spec_that_parses_comes_back_node_for_node(text):
 
 def test_a_changed_text_is_parsed_again():
     compile_text(SpecText("a.gpu", SPEC))
-    assert cache.load(SpecText("a.gpu", SPEC + "device.sms = 132\n")) is None
-    assert cache.load(SpecText("elsewhere.gpu", SPEC)) is None  # spans name the file: another path, another entry
+    assert cache.lookup(SpecText("a.gpu", SPEC + "device.sms = 132\n")) is None
+    assert cache.lookup(SpecText("elsewhere.gpu", SPEC)) is None  # spans name the file: another path, another entry
 
 
 def test_the_cache_can_be_turned_off(monkeypatch):
     compile_text(SpecText("b.gpu", SPEC))
     monkeypatch.setenv("GPUSPEC_NO_CACHE", "1")
-    assert cache.load(SpecText("b.gpu", SPEC)) is None
+    assert cache.lookup(SpecText("b.gpu", SPEC)) is None
 
 
 def test_a_damaged_entry_is_ignored_and_replaced(monkeypatch, tmp_path):
@@ -96,9 +96,9 @@ def test_a_damaged_entry_is_ignored_and_replaced(monkeypatch, tmp_path):
     compile_text(source)
     [entry] = entries()
     entry.write_bytes(b"not JSON")
-    assert cache.load(source) is None
+    assert cache.lookup(source) is None
     assert len(compile_text(source).claims) == 3
-    assert cache.load(source) is not None  # parsed and stored again
+    assert cache.lookup(source) is not None  # parsed and stored again
 
 
 def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
@@ -176,7 +176,7 @@ def test_the_folder_is_kept_within_its_limits_oldest_first(tmp_path, monkeypatch
     cache.store(sources[4], parse(sources[4]))  # the fifth entry, and a trim
     assert len(entries()) == 3
     assert not dead.exists()
-    kept = [source.path for source in sources if cache.load(source) is not None]
+    kept = [source.path for source in sources if cache.lookup(source) is not None]
     assert kept == ["s0.gpu", "s1.gpu", "s4.gpu"]  # s3 and s2 were the oldest
 
 

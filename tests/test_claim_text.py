@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
+from gpuspec.api import check_text, run_check
 from gpuspec.cli import main
 from gpuspec.parse import parse
-from gpuspec.pipeline import check_text, run_check
 from gpuspec.text import SpecText
 
 PRELUDE = "device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2\n"

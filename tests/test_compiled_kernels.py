@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 from gpuspec import harness, measure
-from gpuspec.pipeline import compile_text, load
+from gpuspec.api import compile_text, load_spec
 from gpuspec.text import SpecText
 
 TARGETS = (90, 80)
@@ -102,7 +102,7 @@ def elementwise_plans(plans: list[dict]) -> list[dict]:
 def compiled(tmp_path_factory):
     folder = tmp_path_factory.mktemp("programs")
     jobs = []
-    specs = [(spec.stem, load(spec)[1]) for spec in sorted((ROOT / "specs").glob("*.gpu"))]
+    specs = [(spec.stem, load_spec(spec).program) for spec in sorted((ROOT / "specs").glob("*.gpu"))]
     specs.append(("extra", compile_text(SpecText("extra.gpu", EXTRA))))
     for name, program in specs:
         plans, refused = harness.plans(program)

@@ -2,11 +2,11 @@
 import pytest
 from conftest import only, run
 
-from gpuspec import devices, model, models
+from gpuspec import devices, llm_catalog, model
 from gpuspec.kinds.decode import DecodeStep
 
 H100 = devices.lookup("H100-SXM")
-LLAMA3_8B = models.lookup("llama3-8b")
+LLAMA3_8B = llm_catalog.lookup("llama3-8b")
 PARAMS = 8_030_261_248
 
 
@@ -18,7 +18,7 @@ def step(batch=1, context=0, mode="eager", graph=False, per_layer=15, weights="b
 def test_the_catalog_knows_llama3_8b():
     assert LLAMA3_8B.fact("params").value == PARAMS
     assert LLAMA3_8B.fact("layers").value == 32
-    assert models.lookup("Meta-Llama-3-8B").name == "llama3-8b"
+    assert llm_catalog.lookup("Meta-Llama-3-8B").name == "llama3-8b"
 
 
 def test_launches_and_launch_time():
@@ -100,7 +100,7 @@ def test_models_defined_in_a_spec():
 
 
 def tp_step(tp, batch=1):
-    model70 = models.lookup("llama3-70b")
+    model70 = llm_catalog.lookup("llama3-70b")
     return model.estimate(DecodeStep(model70, H100, batch, 0, "compiled", True, 8, "bf16", "bf16", 1 / 6, tp))
 
 

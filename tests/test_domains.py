@@ -9,7 +9,7 @@ import random
 import pytest
 
 from gpuspec import codegen, domains, harness
-from gpuspec.pipeline import compile_text
+from gpuspec.api import compile_text
 from gpuspec.tensors import UNARY_FUNCTIONS, Apply, Scalar, Tensor
 from gpuspec.text import SpecText
 

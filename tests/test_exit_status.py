@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuspec.api import check_text
 from gpuspec.cli import main
 from gpuspec.diagnostics import Diagnostic
-from gpuspec.pipeline import check_text
 from gpuspec.report import EXIT_FAILED, EXIT_INTERNAL, EXIT_INVALID, EXIT_NOTHING, EXIT_OK, Report, junit
 from gpuspec.report import text as text_report
 from gpuspec.text import Span
@@ -172,7 +172,7 @@ def _crash(*args, **kwargs):
 
 def test_an_internal_error_exits_3_with_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GPUSPEC_DEBUG", raising=False)
-    monkeypatch.setattr("gpuspec.pipeline.run_check", _crash)
+    monkeypatch.setattr("gpuspec.api.run_check", _crash)
     spec = tmp_path / "a.gpu"
     spec.write_text(PASSING, encoding="utf-8")
     assert main(["check", str(spec)]) == EXIT_INTERNAL
@@ -183,7 +183,7 @@ def test_an_internal_error_exits_3_with_one_line(tmp_path, capsys, monkeypatch):
 
 def test_gpuspec_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GPUSPEC_DEBUG", "1")
-    monkeypatch.setattr("gpuspec.pipeline.run_check", _crash)
+    monkeypatch.setattr("gpuspec.api.run_check", _crash)
     assert main(["check", str(tmp_path)]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):") and "in _crash" in err
@@ -191,7 +191,7 @@ def test_gpuspec_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):
 
 
 def test_an_internal_error_in_any_command_exits_3(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("gpuspec.pipeline.explain", _crash)
+    monkeypatch.setattr("gpuspec.api.explain", _crash)
     spec = tmp_path / "a.gpu"
     spec.write_text(PASSING, encoding="utf-8")
     assert main(["explain", str(spec)]) == EXIT_INTERNAL

@@ -22,8 +22,8 @@ import pytest
 from conftest import kill_once_paused
 
 from gpuspec import files, measure
+from gpuspec.api import compile_text
 from gpuspec.cli import main
-from gpuspec.pipeline import compile_text
 from gpuspec.text import SpecText
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,8 +10,8 @@ from fuzzing import bases, fuzz_settings, mutations, pick, valid_specs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpuspec.api import run_check
 from gpuspec.fmt import FormatError, format_markdown, format_spec
-from gpuspec.pipeline import run_check
 from gpuspec.text import read_file, split_lines, write_back
 
 _BREAK = re.compile(r"\r\n|\r|\n")

@@ -125,16 +125,16 @@ def test_profiles_valid_mutated_or_hostile_never_change_the_models_verdict(folde
 def test_the_valid_results_files_and_profiles_the_fuzzer_mutates_are_valid(data, tmp_path_factory):
     """The files json_files starts from load without an error, and their measurements are of the spec's
     workloads (so the measured and calibrated sources are exercised, not only refused)."""
-    from gpuspec import calibrate, harness, results
-    from gpuspec.pipeline import compile_text
+    from gpuspec import harness, profiles, results
+    from gpuspec.api import compile_text
     from gpuspec.text import SpecText
 
     text = data.draw(valid_specs())
     folder = tmp_path_factory.mktemp("valid")
     (folder / "measured.json").write_text(json.dumps(data.draw(valid_results("spec.gpu", text.encode()))))
     (folder / "profile.json").write_text(json.dumps(data.draw(valid_profiles("spec.gpu", text.encode()))))
-    loaded = results.load(folder / "measured.json")
-    calibrate.load(folder / "profile.json")
+    loaded = results.read_results(folder / "measured.json")
+    profiles.read_profile(folder / "profile.json")
     try:
         program = compile_text(SpecText("spec.gpu", text))
     except Exception:  # noqa: BLE001 -- a grown spec that does not check: no workloads to measure

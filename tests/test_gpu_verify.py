@@ -20,7 +20,7 @@ import zipfile
 import pytest
 from conftest import ROOT
 
-from gpuspec import calibrate, results
+from gpuspec import profiles, results
 
 SCRIPT = ROOT / "scripts" / "gpu-verify"
 WHEELS = ROOT / "scripts" / "wheels"
@@ -58,9 +58,10 @@ def test_the_estimate_of_a_gpu_run_is_under_its_limit_and_counts_every_spec():
     total = sum(seconds for _, seconds, _ in steps)
     assert total <= estimate.LIMIT <= 8 * 60
     from gpuspec import harness
-    from gpuspec.pipeline import load
+    from gpuspec.api import load_spec
 
-    measured = {f"check {s.name}" for s in sorted((ROOT / "specs").glob("*.gpu")) if harness.plans(load(s)[1])[0]}
+    measured = {f"check {s.name}" for s in sorted((ROOT / "specs").glob("*.gpu"))
+                if harness.plans(load_spec(s).program)[0]}
     assert measured <= {name for name, _, _ in steps}
     # the deadline in the script leaves room under the estimate's limit
     limit = int(re.search(r'limit="\$\{GPUSPEC_LIMIT:-(\d+)\}"', SCRIPT.read_text()).group(1))
@@ -108,7 +109,7 @@ def test_the_rehearsal_runs_every_step_and_writes_at_most_eight_files(rehearsal)
 
 def test_the_rehearsal_table_has_a_row_for_every_workload_measured(rehearsal):
     _, out = rehearsal
-    measurements = results.load(out / "results.json")
+    measurements = results.read_results(out / "results.json")
     table = (out / "table.md").read_text(encoding="utf-8")
     rows = [line for line in table.splitlines() if line.startswith("| specs/")]
     ok = [m for m in measurements if m.status == "ok"]
@@ -124,7 +125,7 @@ def test_the_rehearsal_table_has_a_row_for_every_workload_measured(rehearsal):
 
 def test_the_rehearsal_profile_and_probe_are_what_gpuspec_reads(rehearsal):
     _, out = rehearsal
-    assert calibrate.load(out / "profile.json").facts["launch_cost"] > 0
+    assert profiles.read_profile(out / "profile.json").facts["launch_cost"] > 0
     probe = json.loads((out / "probe.json").read_text(encoding="utf-8"))
     assert not [name for name, answer in probe["questions"].items() if "error" in answer]
     check = json.loads((out / "check.json").read_text(encoding="utf-8"))

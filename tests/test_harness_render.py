@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT
 
 from gpuspec import codegen, harness
+from gpuspec.api import compile_text, load_spec
 from gpuspec.codegen import Code, UnsafeValue
-from gpuspec.pipeline import compile_text, load
 from gpuspec.templating import environment
 from gpuspec.text import SpecText
 
@@ -71,7 +71,7 @@ def constant(tree: ast.Module, name: str):
 
 @pytest.fixture(scope="module")
 def lesson():
-    _, program = load(LESSON)
+    program = load_spec(LESSON).program
     found, refused = harness.plans(program)
     return program, found, refused
 
@@ -190,7 +190,7 @@ def test_functions_of_the_spec_become_the_matching_torch_and_triton_calls():
 # --- every template renders --------------------------------------------------------------------------------
 
 def matmul_plan():
-    from gpuspec.pipeline import compile_text
+    from gpuspec.api import compile_text
     from gpuspec.text import SpecText
 
     program = compile_text(SpecText("m.gpu", "device H100-SXM\na = bf16[256, 128]\nb = bf16[128, 64]\nc = a @ b\n"))
@@ -524,8 +524,8 @@ def test_the_program_template_without_a_top_level_value_is_an_error():
 
 
 def test_a_stream_of_a_row_wise_workload_is_modelled_but_not_measured():
+    from gpuspec.api import compile_text
     from gpuspec.harness import plans
-    from gpuspec.pipeline import compile_text
     from gpuspec.text import SpecText
 
     program = compile_text(SpecText("t.gpu", "device H100-SXM\nx = bf16[32, 1024]\ns = softmax(x) eager\n"

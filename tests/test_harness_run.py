@@ -18,8 +18,8 @@ import pytest
 from conftest import ROOT
 
 from gpuspec import __version__, harness, measure, results
+from gpuspec.api import compile_text, load_spec
 from gpuspec.codegen import Code
-from gpuspec.pipeline import compile_text, load
 from gpuspec.text import SpecText
 
 LESSON = ROOT / "specs" / "gpu-execution.gpu"
@@ -45,7 +45,7 @@ def by_statement(report: dict) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def lesson(tmp_path_factory):
-    _, program = load(LESSON)
+    program = load_spec(LESSON).program
     plans, refused = harness.plans(program)
     report = run_program(harness.render(str(LESSON), plans, refused), tmp_path_factory.mktemp("lesson"))
     return plans, report

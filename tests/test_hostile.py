@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from gpuspec import harness
+from gpuspec.api import compile_text
 from gpuspec.cli import main
-from gpuspec.pipeline import compile_text
 from gpuspec.text import SpecText
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuspec import calibrate, harness, measure, results, schema, timing
-from gpuspec.calibrate import ProfileError
+from gpuspec import harness, measure, profiles, results, schema, timing
+from gpuspec.api import Sources, compile_text, run_check
 from gpuspec.cli import main
 from gpuspec.measure import Options
-from gpuspec.pipeline import Sources, compile_text, run_check
+from gpuspec.profiles import ProfileError
 from gpuspec.results import Measurement, ResultsError
 from gpuspec.text import SpecText
 
@@ -141,7 +141,7 @@ def refusal(call, error: type[Exception]) -> str:
 def test_the_valid_results_file_gives_measured_verdicts_that_pass(folder, valid):
     """The base of every case below: untouched, the file loads and each measured claim passes on its numbers."""
     path = write(folder / "valid.json", valid)
-    assert [m.metrics for m in results.load(path)] == [kernel(valid)["metrics"], stream(valid)["metrics"]]
+    assert [m.metrics for m in results.read_results(path)] == [kernel(valid)["metrics"], stream(valid)["metrics"]]
     code, report = check_json(folder, "--results", str(path))
     assert code == 0 and not report["errors"]
     verdicts = measured(report)
@@ -223,7 +223,7 @@ def reproduced(request, valid, tmp_path) -> tuple[Path, str, str | None]:
 
 def test_each_reproduced_problem_is_refused_by_load_naming_the_file_and_the_key(reproduced):
     path, right, key = reproduced
-    message = refusal(lambda: results.load(path), ResultsError)
+    message = refusal(lambda: results.read_results(path), ResultsError)
     assert message.startswith(str(path)) and right in message, message
     if key is not None:
         assert message.startswith(f"{path}: `{key}` "), message
@@ -341,17 +341,17 @@ def test_dropping_any_required_key_is_refused_naming_it_and_dropping_an_optional
         write(path, replaced(valid, keys, drop=True))
         name = keys[-1]
         if where in ("version", "runs"):
-            assert refusal(lambda: results.load(path), ResultsError) == f"{path} {NOT_RESULTS}"
+            assert refusal(lambda: results.read_results(path), ResultsError) == f"{path} {NOT_RESULTS}"
         elif isinstance(name, int) or name in OPTIONAL or ".provenance." in where or where.startswith("runs[1]") \
                 and where.endswith(".metrics.time"):
-            loaded_as_written(results.load(path), path)
+            loaded_as_written(results.read_results(path), path)
         elif where.endswith((".metrics", ".metrics.time")):  # an ok measurement with no timings
             prefix = where.removesuffix(".time")
-            assert refusal(lambda: results.load(path), ResultsError) == (
+            assert refusal(lambda: results.read_results(path), ResultsError) == (
                 f'{path}: `{prefix}` is missing or empty; a measurement with status "ok" has at least one timed '
                 "metric"), where
         else:
-            message = refusal(lambda: results.load(path), ResultsError)
+            message = refusal(lambda: results.read_results(path), ResultsError)
             assert message.startswith(f"{path}: `{where}` is missing; it must be "), (where, message)
 
 
@@ -378,7 +378,7 @@ def test_any_key_replaced_by_a_hostile_value_is_refused_naming_it_or_read_as_wri
     for where, keys in leaves(valid):
         path.write_text(json.dumps(replaced(valid, keys, "@@hostile@@")).replace(MARK, raw), encoding="utf-8")
         try:
-            found = results.load(path)
+            found = results.read_results(path)
         except ResultsError as error:
             message = str(error)
             assert len(message) < 1_000 and "\n" not in message, (where, message)
@@ -403,7 +403,7 @@ def test_a_results_file_with_keys_given_twice_is_refused(folder, valid, tmp_path
                                      '"gpu": "NVIDIA A100-SXM4-80GB", "gpu": "NVIDIA H100 80GB HBM3"', 1)
     path = tmp_path / "twice.json"
     path.write_text(text, encoding="utf-8")
-    message = refusal(lambda: results.load(path), ResultsError)
+    message = refusal(lambda: results.read_results(path), ResultsError)
     assert message == (f'{path}: `runs[0].provenance` gives the key "gpu" more than once; JSON keeps the last, a '
                        "reader sees the first: give each key once")
 
@@ -411,14 +411,14 @@ def test_a_results_file_with_keys_given_twice_is_refused(folder, valid, tmp_path
 def test_unknown_keys_are_read_past_but_held_to_finite_numbers_and_a_depth(folder, valid, tmp_path):
     extra = write(tmp_path / "extra.json", changed(valid, lambda d: kernel(d).update(
         clocks_before={"sm": "1980", "temperature": 40}, note=["a", 1, None])))
-    assert [m.key for m in results.load(extra)] == [kernel(valid)["key"], stream(valid)["key"]]
+    assert [m.key for m in results.read_results(extra)] == [kernel(valid)["key"], stream(valid)["key"]]
     nested = json.loads("[" * 18 + "]" * 18)
     deep = write(tmp_path / "deep.json", changed(valid, lambda d: kernel(d).update(note=nested)))
     assert f"`runs[0].measurements[0].note{'[0]' * 16}` nests deeper than 16 levels" \
-        in refusal(lambda: results.load(deep), ResultsError)
+        in refusal(lambda: results.read_results(deep), ResultsError)
     odd = write(tmp_path / "odd.json", changed(valid, lambda d: kernel(d)["metrics"].update(
         {"\x1b[2Jtime": kernel(d)["metrics"]["time"]})))
-    message = refusal(lambda: results.load(odd), ResultsError)
+    message = refusal(lambda: results.read_results(odd), ResultsError)
     assert '`runs[0].measurements[0].metrics["\\u001b[2Jtime"]` is not a name gpuspec writes' in message
 
 
@@ -462,7 +462,7 @@ def test_a_long_harness_reason_is_cut_when_read_and_the_cut_one_saves_and_loads(
     (found,) = results.from_report(report, "a.gpu")
     assert len(found.reason) == schema.REASON_LONGEST and found.reason.endswith("(cut from 100,018 characters)")
     results.save(tmp_path / "r.json", [found])
-    assert [fields(m) for m in results.load(tmp_path / "r.json")] == [fields(found)]
+    assert [fields(m) for m in results.read_results(tmp_path / "r.json")] == [fields(found)]
 
 
 # --- the file itself: not UTF-8, empty, not a file, too large ------------------------------------------------
@@ -501,7 +501,7 @@ def test_a_results_file_that_is_not_a_readable_json_file_is_refused_without_wait
                                                                                    words):
     path = tmp_path / "results.json"
     make(path)
-    message = refusal(lambda: results.load(path), ResultsError)
+    message = refusal(lambda: results.read_results(path), ResultsError)
     assert str(path) in message and words in message, message
     code, report = check_json(folder, "--results", str(path))  # the subprocess's timeout catches a blocked read
     assert code == 2 and words in report["errors"][0]["message"]
@@ -518,7 +518,7 @@ def test_a_byte_order_mark_is_read_past(folder, valid, tmp_path):
 
 def test_the_valid_profile_loads_with_its_facts(folder, profile):
     path = write(folder / "valid-profile.json", profile)
-    assert calibrate.load(path).facts == profile["facts"] and profile["samples"] and profile["ladder"]
+    assert profiles.read_profile(path).facts == profile["facts"] and profile["samples"] and profile["ladder"]
 
 
 @pytest.mark.parametrize("raw, words", [
@@ -532,7 +532,7 @@ def test_every_fact_of_a_profile_refuses_what_no_device_measures(folder, profile
     for fact in profile["facts"]:
         text = json.dumps(replaced(profile, ("facts", fact), "@@hostile@@")).replace(MARK, raw)
         path.write_text(text, encoding="utf-8")
-        message = refusal(lambda: calibrate.load(path), ProfileError)
+        message = refusal(lambda: profiles.read_profile(path), ProfileError)
         assert message.startswith(f"{path}: `facts.{fact}` {words}"), message
 
 
@@ -560,7 +560,7 @@ def test_a_profile_with_an_infinite_bandwidth_is_refused_by_check_in_a_subproces
         "ladder-deep"])
 def test_a_profile_with_a_malformed_part_is_refused_naming_it(profile, tmp_path, change, words):
     path = write(tmp_path / "profile.json", changed(profile, change))
-    assert words in refusal(lambda: calibrate.load(path), ProfileError)
+    assert words in refusal(lambda: profiles.read_profile(path), ProfileError)
 
 
 @pytest.mark.parametrize("name, make, words", [
@@ -572,7 +572,7 @@ def test_a_profile_with_a_malformed_part_is_refused_naming_it(profile, tmp_path,
 def test_a_profile_that_is_not_a_readable_json_file_is_refused(tmp_path, name, make, words):
     path = tmp_path / "profile.json"
     make(path)
-    message = refusal(lambda: calibrate.load(path), ProfileError)
+    message = refusal(lambda: profiles.read_profile(path), ProfileError)
     assert str(path) in message and words.replace("a results file", "a profile") in message, message
 
 
@@ -697,7 +697,7 @@ def saved_and_loaded(written: list[Measurement], error: type[Exception], save, l
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(measurements(), max_size=5))
 def test_valid_measurements_save_and_load_back_the_same(written):
-    loaded = saved_and_loaded(written, ResultsError, results.save, results.load)
+    loaded = saved_and_loaded(written, ResultsError, results.save, results.read_results)
     if not all(parts_agree(m) for m in written):  # a GPU busy for longer than the whole: refused, never written
         assert loaded is None
         return
@@ -720,7 +720,7 @@ HOSTILE_PROVENANCES = st.one_of(PROVENANCES, st.dictionaries(st.sampled_from(["g
 @given(st.lists(measurements(HOSTILE_SUMMARIES, st.one_of(st.none(), st.text(max_size=3_000)), HOSTILE_PROVENANCES),
                 min_size=1, max_size=3))
 def test_saving_hostile_measurements_refuses_them_or_writes_what_loads(written):
-    loaded = saved_and_loaded(written, ResultsError, results.save, results.load)
+    loaded = saved_and_loaded(written, ResultsError, results.save, results.read_results)
     if loaded is not None:
         assert sorted(m.key for m in loaded) == sorted(m.key for m in written)
         for m in loaded:
@@ -731,11 +731,11 @@ FACT_VALUES = st.one_of(st.floats(1e-9, 1.0), st.floats(1.0, 1e15), HOSTILE_NUMB
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(st.dictionaries(st.sampled_from(calibrate.FACTS), FACT_VALUES), HOSTILE_PROVENANCES,
+@given(st.dictionaries(st.sampled_from(profiles.FACTS), FACT_VALUES), HOSTILE_PROVENANCES,
        st.one_of(st.just({}), st.dictionaries(ANY_TEXT, st.one_of(SUMMARIES, HOSTILE_NUMBERS), max_size=3)))
 def test_a_calibration_report_saves_only_as_a_profile_that_loads_back_alike(facts, provenance, samples):
     report = {"version": 1, "provenance": provenance, "facts": facts, "samples": samples}
-    loaded = saved_and_loaded(report, ProfileError, calibrate.save, calibrate.load)
+    loaded = saved_and_loaded(report, ProfileError, profiles.save, profiles.read_profile)
     if loaded is None:
         return
     assert loaded.facts == {name: float(value) for name, value in facts.items()}

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from gpuspec import harness
+from gpuspec.api import compile_text
 from gpuspec.cli import main
-from gpuspec.pipeline import compile_text
 from gpuspec.text import SpecText
 
 HEAD = "device H100-SXM\nx = bf16[4096]\n"

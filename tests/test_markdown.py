@@ -8,8 +8,8 @@ import re
 import pytest
 
 from gpuspec import markdown
+from gpuspec.api import run_check
 from gpuspec.cli import main
-from gpuspec.pipeline import run_check
 
 FAILING_WAVES = "x*2 on 4096² bf16 is 70 waves"  # 62.06 waves on an H100: fails, and says so at `70 waves`
 

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from gpuspec import calibrate, harness, measure, results
+from gpuspec import harness, measure, profiles, results
+from gpuspec.api import Sources, load_spec, run_check
 from gpuspec.cli import main
 from gpuspec.measure import Options
-from gpuspec.pipeline import Sources, load, run_check
 from gpuspec.results import Measurement
 
 H100_GPU = "NVIDIA H100 80GB HBM3"
@@ -135,8 +135,8 @@ def test_a_measurement_from_another_gpu_is_not_compared_and_shows_the_models_pre
 
 def test_saved_results_hold_every_workload_with_its_provenance(h100, spec):
     _, saved = h100
-    found = results.load(saved)
-    _, program = load(spec)
+    found = results.read_results(saved)
+    program = load_spec(spec).program
     plans, _ = harness.plans(program)
     assert [m.key for m in found] == [p["raw"]["key"] for p in plans]
     assert all(m.status == "ok" and m.spec == spec for m in found)
@@ -147,9 +147,9 @@ def test_saved_results_hold_every_workload_with_its_provenance(h100, spec):
 
 def test_loading_saved_results_gives_back_every_field(h100, tmp_path):
     _, saved = h100
-    first = results.load(saved)
+    first = results.read_results(saved)
     results.save(tmp_path / "again.json", first)
-    again = results.load(tmp_path / "again.json")
+    again = results.read_results(tmp_path / "again.json")
     assert [fields(m) for m in again] == [fields(m) for m in first]
 
 
@@ -165,7 +165,7 @@ def test_save_then_load_keeps_wrong_and_failed_measurements_from_several_machine
         Measurement("k4", "b.gpu", 1, "v * 2", "ok", None, {"time": summary, "busy_time": summary}, two),
     ]
     results.save(tmp_path / "r.json", written)
-    assert [fields(m) for m in results.load(tmp_path / "r.json")] == [fields(m) for m in written]
+    assert [fields(m) for m in results.read_results(tmp_path / "r.json")] == [fields(m) for m in written]
     assert [len(ms) for ms in results.by_key(written).values()] == [2, 1, 1, 1]
 
 
@@ -255,8 +255,8 @@ def profile(folder):
 
 
 def test_calibrate_writes_a_profile_of_the_six_ceilings(profile):
-    loaded = calibrate.load(profile)
-    assert set(loaded.facts) == CEILINGS and CEILINGS <= set(calibrate.FACTS)
+    loaded = profiles.read_profile(profile)
+    assert set(loaded.facts) == CEILINGS and CEILINGS <= set(profiles.FACTS)
     assert loaded.gpu == H100_GPU and loaded.device_name() == "H100-SXM"
     # with the fake timer every sample is 10 µs: a 1 MiB copy reads and writes 2 MiB in that time
     assert loaded.facts["hbm_bandwidth"] == pytest.approx(2 * (1 << 20) / FAKE_SECONDS)
@@ -266,7 +266,7 @@ def test_calibrate_writes_a_profile_of_the_six_ceilings(profile):
 
 
 def test_a_profile_adds_calibrated_verdicts_that_use_its_ceilings(profile, spec):
-    bandwidth = calibrate.load(profile).facts["hbm_bandwidth"]
+    bandwidth = profiles.read_profile(profile).facts["hbm_bandwidth"]
     report = run_check([spec], Sources(profile=profile))
     verdicts = table(report)
     time = verdicts[(TEN, "calibrated")].actual
@@ -282,7 +282,7 @@ def test_a_profile_of_another_gpu_skips_with_the_reason(profile, spec, tmp_path)
     skipped = table(report)[(H200_TEN, "calibrated")]
     assert skipped.status == "skip" and skipped.reason == f"the profile was measured on {H100_GPU}, not H200"
     other = tmp_path / "h200-profile.json"
-    calibrate.save(other, {"provenance": {"gpu": H200_GPU}, "facts": {"hbm_bandwidth": 4e12}})
+    profiles.save(other, {"provenance": {"gpu": H200_GPU}, "facts": {"hbm_bandwidth": 4e12}})
     verdicts = table(run_check([spec], Sources(profile=str(other))))
     assert verdicts[(TEN, "calibrated")].reason == f"the profile was measured on {H200_GPU}, not H100-SXM"
     assert verdicts[(H200_TEN, "calibrated")].actual.number == pytest.approx(BYTES_MOVED / 4e12)
@@ -356,7 +356,7 @@ def ruled(folder):
     path.write_text(RULES_SPEC, encoding="utf-8")
     report = run_check([str(path)], Sources(measure=fake(H100_GPU)))
     assert not report.diagnostics, report.diagnostics
-    _, program = load(str(path))
+    program = load_spec(str(path)).program
     return table(report), {text.split(" ")[0]: w for _, text, w in program.workloads}
 
 
@@ -399,7 +399,7 @@ def test_a_decode_steps_rates_follow_from_its_measured_step_time(ruled):
 
 def test_which_metrics_a_measurement_supplies_follows_from_the_rules():
     from gpuspec import model
-    from gpuspec.pipeline import compile_text
+    from gpuspec.api import compile_text
     from gpuspec.text import SpecText
 
     program = compile_text(SpecText("m.gpu", RULES_SPEC))
@@ -419,8 +419,8 @@ def test_which_metrics_a_measurement_supplies_follows_from_the_rules():
 
 def test_the_decode_harness_builds_from_the_models_list_of_a_layers_kernels(monkeypatch):
     from gpuspec import model
+    from gpuspec.api import compile_text
     from gpuspec.kinds.decode import rules
-    from gpuspec.pipeline import compile_text
     from gpuspec.text import SpecText
 
     def built(per_layer: int):

@@ -8,7 +8,7 @@ import pytest
 from conftest import errors, verdicts
 
 from gpuspec import kinds, model
-from gpuspec.pipeline import compile_text
+from gpuspec.api import compile_text
 from gpuspec.text import SpecText
 
 H100 = "device H100-SXM\n"

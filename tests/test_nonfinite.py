@@ -12,7 +12,7 @@ import re
 import pytest
 from conftest import H100, ROOT, run
 
-from gpuspec import model, models, units
+from gpuspec import llm_catalog, model, units
 from gpuspec.cli import main
 from gpuspec.devices import lookup
 from gpuspec.kinds.decode import DecodeStep
@@ -152,7 +152,7 @@ def test_the_pytest_plugin_reports_an_error_item_not_an_internal_error(pytester)
 
 def test_compute_bound_batch_has_no_value_exactly_when_no_batch_makes_decode_compute_bound():
     def step(batch, context):
-        return model.estimate(DecodeStep(models.lookup("llama2-7b"), lookup("H100-SXM"), batch, context, "eager",
+        return model.estimate(DecodeStep(llm_catalog.lookup("llama2-7b"), lookup("H100-SXM"), batch, context, "eager",
                                          False, 15, "bf16", "bf16", 1 / 6))
 
     with pytest.raises(model.ModelError, match="no batch makes this step compute-bound"):
@@ -204,8 +204,8 @@ class NotANumberSource:
 
 @pytest.mark.parametrize("source", ["measured", "calibrated"])
 def test_a_source_whose_numbers_are_not_finite_never_passes(source):
+    from gpuspec.api import compile_text
     from gpuspec.check import Evidence, check
-    from gpuspec.pipeline import compile_text
     from gpuspec.text import SpecText
 
     spec = H100 + f"set sources = model, {source}\nk = x * 2 on 4096² bf16\n1000 launches of k is busy_share ≈ 100%\n"

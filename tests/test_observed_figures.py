@@ -4,9 +4,9 @@ import pytest
 from conftest import H100, run, verdicts
 
 from gpuspec import model
+from gpuspec.api import compile_text
 from gpuspec.fmt import format_text
 from gpuspec.harness import workload_key
-from gpuspec.pipeline import compile_text
 from gpuspec.text import SpecText
 
 A100 = "device A100-80GB\n"

@@ -5,12 +5,12 @@ import math
 import pytest
 
 from gpuspec import devices, model
-from gpuspec.calibrate import Profile
+from gpuspec.api import compile_text
 from gpuspec.devices import Fact
 from gpuspec.harness import workload_key
 from gpuspec.model import launches
-from gpuspec.pipeline import compile_text
 from gpuspec.plot import data, select
+from gpuspec.profiles import Profile
 from gpuspec.results import Measurement
 from gpuspec.sources import Calibrated, Measured, rebind
 from gpuspec.text import SpecText

@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
+from gpuspec.api import check_text
 from gpuspec.cli import main
-from gpuspec.pipeline import check_text
 from gpuspec.report import document
 
 pytest.importorskip("matplotlib")

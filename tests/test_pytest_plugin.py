@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 pytest_plugins = ["pytester"]
 
 SPEC = """device H100-SXM
@@ -74,7 +76,7 @@ def test_a_failing_claim_fails_the_run_and_prints_as_the_cli_prints_it(pytester)
 
 def test_a_failing_claim_shows_the_same_lines_as_gpuspec_check(pytester):
     path = pytester.makefile(".gpu", a=SPEC)
-    from gpuspec.pipeline import run_check
+    from gpuspec.api import run_check
     from gpuspec.report.text import render
 
     cli = render(run_check([str(path)])).split("\n")
@@ -291,3 +293,81 @@ def test_statement_text_in_item_names_cannot_act_on_the_terminal_or_a_ci_log(pyt
     assert [node_id.count("::") for node_id in ids] == [1, 1]  # the comment's `::` is not a node id separator
     for node_id, outcome in zip(ids, ("passed", "failed")):
         assert pytester.runpytest(node_id).parseoutcomes() == {outcome: 1}, node_id
+
+
+# --- the other sources: a calibration profile and saved results, as `gpuspec check --profile/--results` -------
+
+# 20.03 µs by the catalog's bandwidth (the model fails it), 67.1 µs by a profile that measured 1 TB/s.
+SLOW = "device H100-SXM\nx * 2 on 4096² bf16 is ≈ 67 µs\n"
+SLOW_PROFILE = ('{"version": 1, "gpu": "NVIDIA H100 80GB HBM3", "provenance": {"gpu": "NVIDIA H100 80GB HBM3"}, '
+                '"facts": {"hbm_bandwidth": 1e12}}')
+
+
+def _sources_of_the_claim(result) -> list[str]:
+    return [line.strip() for line in result.outlines if line.strip().endswith(("[model]", "[calibrated]",
+                                                                                  "[measured]"))]
+
+
+def test_without_a_profile_a_claim_only_the_calibrated_source_holds_fails(pytester):
+    pytester.makefile(".gpu", a=SLOW)
+    pytester.runpytest().assert_outcomes(failed=1)
+
+
+def test_a_profile_on_the_command_line_is_the_calibrated_source(pytester):
+    pytester.makefile(".gpu", a=SLOW)
+    pytester.makefile(".json", profile=SLOW_PROFILE)
+    result = pytester.runpytest("--gpuspec-profile", "profile.json")
+    result.assert_outcomes(failed=1)  # the model still fails it: a failure against any source fails the claim
+    assert _sources_of_the_claim(result) == ["time = 20.03 µs, not ≈ 67 µs (± 10%: 60.3–73.7 µs)  [model]"]
+    result.stdout.fnmatch_lines(["*sources: model 20.03 µs ✗ · calibrated 67.11 µs ✓"])
+
+
+def test_a_profile_in_the_ini_file_is_read_relative_to_the_ini_file(pytester):
+    pytester.makefile(".gpu", a="device H100-SXM\nset sources = calibrated\nx * 2 on 4096² bf16 is ≈ 67 µs\n")
+    (pytester.path / "calibration").mkdir()
+    (pytester.path / "calibration" / "h100.json").write_text(SLOW_PROFILE, encoding="utf-8")
+    pytester.makeini("[pytest]\ngpuspec_profile = calibration/h100.json\n")
+    result = pytester.runpytest("--rootdir", str(pytester.path), str(pytester.path / "a.gpu"))
+    result.assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\n")
+    pytester.runpytest().assert_outcomes(skipped=1)  # no profile: the calibrated source has nothing to say
+
+
+def test_saved_results_are_the_measured_source(pytester):
+    import json
+
+    from gpuspec import api, harness, timing
+
+    spec = pytester.makefile(".gpu", a="device H100-SXM\nset sources = measured\nx * 2 on 4096² bf16 is ≈ 67 µs\n")
+    span, statement, workload = api.load_spec(spec).program.workloads[0]
+
+    def results(seconds: float) -> str:
+        summary = {**timing.summarize([seconds] * 9).to_dict(), "stopped_by": "noise"}
+        return json.dumps({"version": 1, "runs": [{"spec": str(spec), "provenance": {"gpu": "NVIDIA H100 80GB HBM3"},
+                                                   "measurements": [{"key": harness.workload_key(statement, workload),
+                                                                     "line": span.line, "statement": statement,
+                                                                     "status": "ok", "metrics": {"time": summary}}]}]})
+
+    pytester.makefile(".json", near=results(66e-6), far=results(90e-6))
+    pytester.runpytest("--gpuspec-results", "near.json").assert_outcomes(passed=1)
+    pytester.runpytest("--gpuspec-results", "far.json").assert_outcomes(failed=1)
+    pytester.makeini("[pytest]\ngpuspec_results =\n    near.json\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.runpytest("--gpuspec-results", "far.json").assert_outcomes(failed=1)  # the command line wins
+    pytester.makeini("[pytest]\n")
+    pytester.runpytest().assert_outcomes(skipped=1)
+
+
+@pytest.mark.parametrize("option, content, words", [
+    ("--gpuspec-profile", '{"version": 1, "facts": {"hbm_bandwidth": "fast"}}', "facts.hbm_bandwidth"),
+    ("--gpuspec-profile", None, "bad.json"),
+    ("--gpuspec-results", '{"version": 1, "runs": [{"spec": 1}]}', "runs?0?.spec"),
+])
+def test_a_bad_profile_or_results_file_fails_the_specs_errors_item_naming_it(pytester, option, content, words):
+    pytester.makefile(".gpu", a=PASSING)
+    if content is not None:
+        pytester.makefile(".json", bad=content)
+    result = pytester.runpytest(option, "bad.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*bad.json*{words}*"])
+    assert "Traceback" not in result.stdout.str()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuspec.api import read, run_check, spec_files
 from gpuspec.files import WriteError
-from gpuspec.pipeline import read, run_check, spec_files
 from gpuspec.text import (
     SpecText,
     UnreadableText,

@@ -4,8 +4,8 @@ import xml.etree.ElementTree as ET
 
 import attrs
 
+from gpuspec.api import check_text
 from gpuspec.diagnostics import Diagnostic
-from gpuspec.pipeline import check_text
 from gpuspec.report import Report, github, junit, markdown
 from gpuspec.text import Span
 
@@ -215,7 +215,7 @@ def test_github_message_with_a_newline_stays_one_command():
 def test_json_carries_the_warnings_and_why_nothing_was_checked(tmp_path):
     import json
 
-    from gpuspec.pipeline import run_check
+    from gpuspec.api import run_check
     from gpuspec.report import json as json_report
 
     doc = tmp_path / "notes.md"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from gpuspec import cache, cachedir, parse, parse_tables, resources
-from gpuspec.pipeline import compile_text
+from gpuspec.api import compile_text
 from gpuspec.text import SpecText
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,16 +378,16 @@ def test_an_entry_of_the_wrong_shape_is_parsed_afresh(tmp_path, monkeypatch):
     honest = [(c.metric, c.expected.written) for c in compile_text(source).claims]
     [entry] = (tmp_path / "gpuspec").glob("spec-*.json")
     good = json.loads(entry.read_bytes())
-    assert cache.load(source) is not None
+    assert cache.lookup(source) is not None
     for what, data in wrong_entries(good).items():
         entry.write_bytes(data)
-        assert cache.load(source) is None, what
+        assert cache.lookup(source) is None, what
         assert [(c.metric, c.expected.written) for c in compile_text(source).claims] == honest, what
-        assert cache.load(source) is not None, what  # stored again, whole
+        assert cache.lookup(source) is not None, what  # stored again, whole
 
     with open(entry, "r+b") as handle:  # larger than any entry gpuspec writes: not even read
         handle.truncate(cachedir.MAX_ENTRY_BYTES + 1)
-    assert cache.load(source) is None
+    assert cache.lookup(source) is None
 
 
 def test_a_wrong_entry_in_the_child_process_gives_the_honest_verdict(tmp_path):

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from gpuspec import calibrate, harness, measure, results, schema, timing
-from gpuspec.pipeline import load
+from gpuspec import harness, measure, profiles, results, schema, timing
+from gpuspec.api import load_spec
 from gpuspec.templating import timing_rules
 
 PYTHON = os.environ.get("GPUSPEC_REHEARSAL_PYTHON") or sys.executable
@@ -75,7 +75,7 @@ def rehearse(source: str, folder: Path, *options: str, timeout: float = 600) -> 
 
 
 def rendered(spec: Path) -> tuple[str, list[dict], list]:
-    _, program = load(spec)
+    program = load_spec(spec).program
     plans, refused = harness.plans(program)
     return harness.render(str(spec), plans, refused), plans, refused
 
@@ -170,7 +170,7 @@ def test_the_calibration_program_runs_alone_and_its_report_makes_a_profile(tmp_p
     done = rehearse(source, tmp_path / "run", "--output", str(tmp_path / "run" / "report.json"))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "run" / "report.json").read_text(encoding="utf-8"))
-    profile = calibrate.save(tmp_path / "profile.json", report)
+    profile = profiles.save(tmp_path / "profile.json", report)
     assert set(profile.facts) == {"hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost",
                                   "kernel_floor", "tensor_bf16"}
     assert profile.facts["launch_cost"] == pytest.approx(1e-5 / 10)  # the fake 10 µs over 10 small launches

@@ -4,7 +4,7 @@ import pytest
 from conftest import H100, verdicts
 
 from gpuspec import model
-from gpuspec.pipeline import compile_text
+from gpuspec.api import compile_text
 from gpuspec.text import SpecText
 
 PARAMS = 8_030_261_248

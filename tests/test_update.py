@@ -18,7 +18,7 @@ from conftest import kill_once_paused
 from gpuspec import files, update
 from gpuspec.cli import main
 from gpuspec.files import WriteError, write_atomically
-from gpuspec.pipeline import run_check
+from gpuspec.api import run_check
 from gpuspec.update import written_like
 
 BEFORE = """# header   comment,  70 waves   kept as written

@@ -9,10 +9,8 @@ from __future__ import annotations
 import math
 import re
 
-from attrs import frozen
-
 from gpuspec import model, units
-from gpuspec.record import as_tuple
+from gpuspec.record import Record, as_tuple, record
 from gpuspec.sources import NotAvailable
 
 # The ceilings a roofline shows: the plain units' rates, then the tensor cores' dense rates, by dtype.
@@ -41,8 +39,8 @@ class Undrawable(ValueError):
         self.reason = reason
 
 
-@frozen
-class Subject:
+@record
+class Subject(Record):
     """A workload to draw, with where it is written and the short label it is drawn with."""
 
     label: str
@@ -73,8 +71,8 @@ class ModelSource:
 # --- the roofline ----------------------------------------------------------------------------------
 
 
-@frozen
-class Ceiling:
+@record
+class Ceiling(Record):
     """A horizontal roof: the peak FLOP rate of some dtypes on the plain units or the tensor cores, and the
     intensity at which the memory roof meets it (an interval when a fact is a range)."""
 
@@ -86,8 +84,8 @@ class Ceiling:
     used: bool                 # some workload drawn runs at this peak
 
 
-@frozen
-class Roof:
+@record
+class Roof(Record):
     """One source's roof for a device: the memory slope and the ceilings."""
 
     source: str            # model or calibrated
@@ -95,8 +93,8 @@ class Roof:
     ceilings: tuple[Ceiling, ...]
 
 
-@frozen
-class Point:
+@record
+class Point(Record):
     """A workload (or several drawn on one spot) as one source sees it."""
 
     labels: tuple[str, ...]
@@ -111,8 +109,8 @@ class Point:
         return " · ".join(self.labels[:2]) + (f" +{len(self.labels) - 2}" if len(self.labels) > 2 else "")
 
 
-@frozen
-class RooflinePanel:
+@record
+class RooflinePanel(Record):
     """One device's roofline: its roofs, the points, and axis limits that hold all of them."""
 
     device: str
@@ -293,8 +291,8 @@ def _limits(roofs: list[Roof], points: list[Point]) -> tuple[tuple[float, float]
 # --- the launch timeline ---------------------------------------------------------------------------
 
 
-@frozen
-class Interval:
+@record
+class Interval(Record):
     """[start, end) in seconds from the first launch call; `launch` is the 1-based launch (or kernel) number."""
 
     start: float
@@ -302,8 +300,8 @@ class Interval:
     launch: int
 
 
-@frozen
-class Lane:
+@record
+class Lane(Record):
     """One stream as the launch queue plays it out: the host's launches above, the GPU's kernels below."""
 
     label: str
@@ -319,8 +317,8 @@ class Lane:
     busy_share: float                  # the whole stream's share of time the GPU runs kernels
 
 
-@frozen
-class Timeline:
+@record
+class Timeline(Record):
     lanes: tuple[Lane, ...]
     span: float  # seconds shown, the same for every lane so that their launch rates compare
 

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import frozen
-
 from gpuspec import kinds
-from gpuspec.pipeline import load, spec_files
+from gpuspec.api import Spec, load_spec, spec_files
 from gpuspec.plot.data import Subject, label_of, plottable
 from gpuspec.program import Program
+from gpuspec.record import Record, record
 
 
 class SelectionError(Exception):
     """The targets name nothing a picture can show; the message names the file and line and what would do."""
 
 
-@frozen
-class Target:
+@record
+class Target(Record):
     """A spec file named for a picture, checked, with the line asked for (None: the whole file)."""
 
     path: str
@@ -33,9 +32,14 @@ def load_targets(targets: list[tuple[str, int | None]]) -> list[Target]:
     for given, line in targets:
         paths = [str(p) for p in spec_files([given])[0]] if line is None and Path(given).is_dir() else [given]
         for path in paths:
-            source, program = load(path)
-            loaded.append(Target(path, line, len(source.text.split("\n")) + source.line_offset, program))
+            loaded.append(target(load_spec(path), line, path))
     return loaded
+
+
+def target(spec: Spec, line: int | None = None, path: str | None = None) -> Target:
+    """A loaded spec as a picture's target: the whole file, or `line`; named `path` as given (else as read)."""
+    lines = len(spec.source.text.split("\n")) + spec.source.line_offset
+    return Target(path if path is not None else spec.path, line, lines, spec.program)
 
 
 def subjects(targets: list[Target]) -> list[Subject]:

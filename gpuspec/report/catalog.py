@@ -65,7 +65,7 @@ def model_listing(catalog: dict) -> str:
 
 
 def model_detail(model, references: dict[str, str]) -> str:
-    from gpuspec.models import FIELDS as MODEL_FIELDS
+    from gpuspec.llm_catalog import FIELDS as MODEL_FIELDS
 
     lines = [f"{model.name}: {model.title}"]
     if model.aliases:

@@ -2,8 +2,7 @@
 spec sets checked (dimension, range, facts that contradict each other)."""
 from __future__ import annotations
 
-from gpuspec import devices, nodes, units
-from gpuspec import models as llm_models
+from gpuspec import devices, llm_catalog, nodes, units
 from gpuspec.devices import Fact
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.resolve.checked import constant, dimension_of, same_dimension
@@ -47,18 +46,18 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
                       statement.span, f"write `model {statement.name} from llama3-8b with layers = ...`, or "
                       f"`from none` and every field")
     if statement.base.lower() == "none":
-        base = llm_models.blank(statement.name)
+        base = llm_catalog.blank(statement.name)
     else:
-        base = scope.models.get(statement.base) or llm_models.lookup(statement.base)
+        base = scope.models.get(statement.base) or llm_catalog.lookup(statement.base)
         if base is None:
             raise invalid("unknown-model", f"unknown model `{statement.base}`", statement.span,
-                          did_you_mean(statement.base, [*scope.models, *llm_models.known_names()]))
+                          did_you_mean(statement.base, [*scope.models, *llm_catalog.known_names()]))
     facts = {}
     for assignment in statement.assignments:
         try:
-            if assignment.name not in llm_models.FIELDS:
+            if assignment.name not in llm_catalog.FIELDS:
                 raise invalid("unknown-field", f"models have no field `{assignment.name}`", assignment.span,
-                              did_you_mean(assignment.name, llm_models.FIELDS))
+                              did_you_mean(assignment.name, llm_catalog.FIELDS))
             ref = quantity(scope, assignment.value)
             value = constant(ref, assignment.value.span)
             same_dimension(dimension_of(ref), units.COUNT, assignment.name, assignment.value.span)

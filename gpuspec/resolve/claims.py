@@ -28,7 +28,7 @@ def direct_claim(direct: nodes.DirectClaim, scope: Scope) -> None:
     scope.claims.append(claim(scope, direct.claim, direct.claim.text, None, None, scope.quote))
 
 
-def claim(scope: Scope, written: nodes.Claim, statement: str, workload, subject_ref: Ref | None, quote) -> Claim:
+def claim(scope: Scope, written: nodes.ClaimNode, statement: str, workload, subject_ref: Ref | None, quote) -> Claim:
     value = written.value
     if written.subject is not None:
         subject = quantity(scope, written.subject, workload)
@@ -65,7 +65,7 @@ def claim(scope: Scope, written: nodes.Claim, statement: str, workload, subject_
                  expected, allowed, scope.sources, quote, scope.sources_set)
 
 
-def _implied_metric(value, written: nodes.Claim) -> str:
+def _implied_metric(value, written: nodes.ClaimNode) -> str:
     """The metric a claim without a subject is about, from its unit and words (`62 waves`, `≈ 20 µs`)."""
     phrase = value.phrase
     if phrase is None:
@@ -91,7 +91,7 @@ def _implied_metric(value, written: nodes.Claim) -> str:
     return metric
 
 
-def _expected(value, subject: Ref, written: nodes.Claim) -> Expected:
+def _expected(value, subject: Ref, written: nodes.ClaimNode) -> Expected:
     dimension = dimension_of(subject)
     if isinstance(value, nodes.Word):
         if dimension is not None:

@@ -2,8 +2,7 @@
 window, tensor arguments, an LLM and its settings."""
 from __future__ import annotations
 
-from gpuspec import nodes, units
-from gpuspec import models as llm_models
+from gpuspec import llm_catalog, nodes, units
 from gpuspec.devices import Device
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.kind import Kind
@@ -64,10 +63,10 @@ def tensor_args(scope: Scope, call: nodes.Call, local: dict[str, Tensor], count:
 
 def llm(scope: Scope, step: nodes.Decode):
     """The model a decode, prefill or training step names: one the spec defined, or the catalog's."""
-    model = scope.models.get(step.model) or llm_models.lookup(step.model)
+    model = scope.models.get(step.model) or llm_catalog.lookup(step.model)
     if model is None:
         raise invalid("unknown-model", f"unknown model `{step.model}`", step.span,
-                      did_you_mean(step.model, [*scope.models, *llm_models.known_names()])
+                      did_you_mean(step.model, [*scope.models, *llm_catalog.known_names()])
                       or "`gpuspec models` lists the catalog")
     return model
 

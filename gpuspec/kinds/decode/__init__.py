@@ -25,7 +25,7 @@ class DecodeStep(ValueRecord):
     graph means the whole step is launched as one CUDA graph.
     """
 
-    model: object  # gpuspec.models.Model
+    model: object  # gpuspec.llm_catalog.Model
     device: Device
     batch: int
     context: int

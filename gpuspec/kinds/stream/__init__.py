@@ -31,5 +31,5 @@ class Stream(ValueRecord):
 
 
 # The harness times the whole stream and the host's launches on the host, and the GPU's share from a CUDA graph.
-KIND = Kind("stream", Stream, recognizes=lambda expr: isinstance(expr, nodes.Stream), timeline=True,
+KIND = Kind("stream", Stream, recognizes=lambda expr: isinstance(expr, nodes.StreamNode), timeline=True,
             measured_leaves=("time", "busy_time", "host_time"))

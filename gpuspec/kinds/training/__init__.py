@@ -15,7 +15,7 @@ class TrainingStep(ValueRecord):
     """One optimizer step of LLM training: `batch` sequences of `context` tokens, forward and backward, data-parallel
     over `gpus` GPUs (each holding the whole model)."""
 
-    model: object  # gpuspec.models.Model
+    model: object  # gpuspec.llm_catalog.Model
     device: Device
     batch: int
     context: int

@@ -7,6 +7,7 @@ from pathlib import Path
 from gpuspec import devices, schema
 from gpuspec.devices import Device, Fact
 from gpuspec.files import json_bytes, read_json, write_atomically
+from gpuspec.record import Record, record
 
 VERSION = schema.VERSION
 # What a profile measures, and the device fact each one replaces (their ranges are in gpuspec.schema).
@@ -19,11 +20,14 @@ class ProfileError(ValueError):
     """A profile file that is not what `gpuspec calibrate` writes."""
 
 
-class Profile:
+@record
+class Profile(Record):
     """Measured ceilings of one GPU, with the provenance of the run that measured them."""
 
-    def __init__(self, gpu: str, facts: dict[str, float], provenance: dict, path: str = ""):
-        self.gpu, self.facts, self.provenance, self.path = gpu, facts, provenance, path
+    gpu: str
+    facts: dict[str, float]
+    provenance: dict
+    path: str = ""  # the file it was read from or written to
 
     def device_name(self) -> str | None:
         """The catalog device this profile was measured on, if the GPU's name says which."""
@@ -60,7 +64,7 @@ def _squeeze(name: str) -> str:
     return "".join(c for c in name.upper() if c.isalnum())
 
 
-def load(path: str | Path) -> Profile:
+def read_profile(path: str | Path) -> Profile:
     """The profile in a file. ProfileError (naming the file, the key and what would be right) if it is not one."""
     data = read_json(path, ProfileError, limit=PROFILE_LIMIT, what="a profile")
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("facts"), dict):
@@ -85,7 +89,7 @@ def read_report(path: str | Path) -> dict:
 
 def save(path: str | Path, report: dict) -> Profile:
     """Write the calibration program's report as a profile (atomically) and return it. ProfileError (and nothing
-    written) if it measured what `load` would refuse: a number that is not finite, or out of its range."""
+    written) if it measured what `read_profile` would refuse: a number that is not finite, or out of its range."""
     if not isinstance(report, dict):
         raise ProfileError(f"the calibration report is {schema.describe(report)}, not an object; {path} was not "
                            "written")

@@ -1,0 +1,499 @@
+"""gpuspec's application API: load specs -> check them with evidence -> a Report; and explain, format and update.
+
+Every way in (the command line, the pytest plugin, pictures and reports, a Python program) goes through these
+functions, so a spec is read, resolved and checked the same way everywhere:
+
+    specs = load_specs(["specs/"])                      # every spec file found, and the errors of those that fail
+    report = check_specs(specs, Sources(profile="h100.json", results=("run.json",)))
+    report.exit_code, report.verdicts                   # or run_check(paths, sources) for both steps
+
+`load_spec(path)` reads one file (SpecError if it does not load); `check_text(text)` checks spec text given as
+a string; `explain(path, line)` is what `gpuspec explain` prints; `format_file(path)` and `update_failing(report)`
+rewrite specs (`gpuspec fmt`, `gpuspec check --update`). Spec text is read by `read` (through gpuspec.text) and
+nowhere else.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from attrs import field
+
+from gpuspec import model
+from gpuspec.check import Evidence, Verdict, check
+from gpuspec.diagnostics import Diagnostic, SpecError
+from gpuspec.model.expressions import evaluate
+from gpuspec.program import Claim, Program
+from gpuspec.record import Record, as_tuple, record
+from gpuspec.report import Report
+from gpuspec.resolve import resolve
+from gpuspec.text import (
+    SEPARATOR_HELP,
+    FileText,
+    Span,
+    SpecText,
+    UnreadableText,
+    decode,
+    escaped,
+    line_separators,
+    read_file,
+    read_leniently,
+    read_spec,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from gpuspec.measure import Options
+    from gpuspec.report.explain import Explanation
+
+__all__ = [
+    "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Sources", "Spec", "Specs", "Updated",
+    "check_specs", "check_text", "compile_text", "explain", "file_identity", "format_file", "gather_evidence",
+    "load_spec", "load_specs", "read", "run_check", "spec_files", "update_failing",
+]
+
+SPEC_SUFFIX = ".gpu"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
+    """The spec files named by `paths`: files as given, and every *.gpu below a folder, sorted.
+
+    A file is named once, however often and by whatever spelling it is reached (`d/a.gpu`, `d/../d/a.gpu`,
+    a symlink to it, another hard link): the first spelling is kept.
+    """
+    found: list[Path] = []
+    errors: list[Diagnostic] = []
+    for given in paths:
+        path = Path(given)
+        if given == "-":
+            found.append(path)
+        elif path.is_dir():
+            candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (SPEC_SUFFIX,
+                                                                                            *MARKDOWN_SUFFIXES))
+            found.extend(p for p in candidates if p.suffix == SPEC_SUFFIX or _mentions_gpu(p))
+        elif path.is_file():
+            found.append(path)
+        else:
+            errors.append(Diagnostic("no-such-path", f"no such file or folder: {escaped(given)}", None,
+                                     "give a .gpu file or a folder that holds some"))
+    unique: dict[object, Path] = {}
+    for path in found:
+        unique.setdefault(file_identity(path), path)
+    return list(unique.values()), errors
+
+
+def file_identity(path: str | Path) -> object:
+    """What names one file, whatever the spelling: its device and inode (so hard links are one file), else its
+    resolved path."""
+    import os
+
+    if str(path) == "-":
+        return "-"
+    try:
+        found = os.stat(path)
+        return (found.st_dev, found.st_ino)
+    except OSError:
+        return os.path.realpath(path)
+
+
+def _mentions_gpu(path: Path) -> bool:
+    """Whether a Markdown file holds gpu blocks, or near misses worth a warning (so that a folder's other
+    documents are left alone)."""
+    from gpuspec import markdown
+
+    return markdown.mentions_gpu(read_leniently(path))  # '' (no gpu blocks) if it cannot be read
+
+
+def read(path: str | Path) -> SpecText:
+    """The text of a spec file (`-` is standard input), or the gpu blocks of a Markdown file (with the whole
+    document, and warnings for near misses), read the one way every command reads spec text.
+    Raises SpecError if it cannot be read as text."""
+    try:
+        if str(path) == "-":
+            source = _stdin()
+        else:
+            source = read_spec(path)
+            if Path(path).suffix in MARKDOWN_SUFFIXES:
+                from gpuspec import markdown
+
+                source = markdown.extract(source.path, source.text)
+    except UnreadableText as error:
+        span = Span(error.path, error.line, error.column, error.line, error.column + 1)
+        raise SpecError([Diagnostic("unreadable", error.reason, span)]) from None
+    except OSError as error:
+        span = Span(str(path), 1, 1, 1, 1)
+        raise SpecError([Diagnostic("unreadable", f"cannot read the file: {error.strerror or error}", span)]) from None
+    separators = _line_separators(source)
+    if separators:
+        raise SpecError(separators)
+    return source
+
+
+def _line_separators(source: SpecText) -> list[Diagnostic]:
+    return [Diagnostic("line-separator", message, span, SEPARATOR_HELP) for span, message in line_separators(source)]
+
+
+@record
+class Spec(Record):
+    """One spec file read, parsed and resolved: its text (for a Markdown file, its gpu blocks) and its program."""
+
+    source: SpecText
+    program: Program
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def document(self) -> str:
+        """The text errors are shown against: the whole document for Markdown, else the spec itself."""
+        return _document(self.source)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        """Blocks of a Markdown file that were nearly gpu blocks: said, with the fix; they change no verdict."""
+        return self.source.warnings
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read, parse and resolve one spec file (`-` is standard input). Raises SpecError for invalid input."""
+    source = read(path)
+    return Spec(source, compile_text(source))
+
+
+def _document(source: SpecText) -> str:
+    return source.document if source.document is not None else source.text
+
+
+def _stdin() -> SpecText:
+    import sys
+
+    return decode(sys.stdin.buffer.read(), "<stdin>").spec()
+
+
+def compile_text(source: SpecText) -> Program:
+    """Parse and resolve one spec's text. Raises SpecError for invalid input."""
+    try:
+        return resolve(_parse(source))
+    except RecursionError:
+        raise SpecError([_too_deep(source)]) from None
+
+
+def _parse(source: SpecText):
+    """The spec's nodes: from the cache when its text has been parsed before, else parsed (and cached)."""
+    from gpuspec import cache
+
+    spec = cache.lookup(source)
+    if spec is None:
+        from gpuspec.parse import parse  # Lark is imported only when a spec has changed: start-up time
+
+        spec = parse(source)  # a SpecError (invalid input) is not cached: it is reported every time
+        cache.store(source, spec)
+    return spec
+
+
+def _too_deep(source: SpecText) -> Diagnostic:
+    # Point at the line with the most nesting and operators: the one that exhausted the stack.
+    lines = source.text.split("\n")
+    index = max(range(len(lines)), key=lambda i: sum(lines[i].count(c) for c in "()+-*/^"))
+    line = index + 1 + source.line_offset
+    return Diagnostic("too-deep", "this expression is nested too deeply or is too long to check",
+                      Span(source.path, line, 1, line, len(lines[index]) + 1),
+                      "split it into named values of a few hundred operations each")
+
+
+@record
+class Sources(Record):
+    """Which sources beside the model a run checks against, and where their numbers come from."""
+
+    measure: Options | None = None       # measure with harnesses now, so
+    results: tuple[str, ...] = ()        # results files to check against
+    profile: str | None = None           # a calibration profile
+    save_results: str | None = None      # where to save what was measured
+    require_measure: bool = False        # a measured claim that cannot be measured fails rather than skips
+    progress: Callable[[str], None] | None = None  # called with a line of text as each spec is measured
+
+
+@record
+class Specs(Record):
+    """The spec files found under some paths: each one that loaded, and the errors of those that did not."""
+
+    specs: tuple[Spec, ...] = field(converter=as_tuple)
+    files: tuple[str, ...] = field(converter=as_tuple)              # every spec file found, loaded or not
+    diagnostics: tuple[Diagnostic, ...] = field(converter=as_tuple)  # paths that name nothing; invalid files
+    texts: dict[str, str] = field(factory=dict, repr=False)          # each file's text, to show an error's line
+    warnings: tuple[Diagnostic, ...] = field(default=(), converter=as_tuple)  # near misses of gpu blocks
+    paths: tuple[str, ...] = field(default=(), converter=as_tuple)  # the paths as given
+
+    @property
+    def programs(self) -> list[tuple[str, Program]]:
+        """Each loaded spec's path and program, in file order."""
+        return [(spec.path, spec.program) for spec in self.specs]
+
+
+def load_specs(paths: Iterable[str]) -> Specs:
+    """Every spec file under `paths` (see spec_files) read, parsed and resolved; a file that does not load
+    gives its errors instead (the text shown beside them read as leniently as it decodes)."""
+    paths = list(paths)
+    with _no_cyclic_gc():
+        files, diagnostics = spec_files(paths)
+        texts: dict[str, str] = {}
+        specs: list[Spec] = []
+        warnings: list[Diagnostic] = []
+        for path in files:
+            try:
+                source = read(path)
+                texts[source.path] = _document(source)
+                warnings.extend(source.warnings)  # said even when the blocks do not resolve
+                specs.append(Spec(source, compile_text(source)))
+            except SpecError as error:
+                diagnostics.extend(error.diagnostics)
+                if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
+                    texts[str(path)] = read_leniently(path)
+        return Specs(specs, [str(f) for f in files], diagnostics, texts, warnings, paths)
+
+
+def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
+    """Check every claim of the loaded specs against the model and the other sources asked for: a profile (the
+    calibrated source), results files and measuring now (the measured one). A profile or results file that cannot
+    be used is an error of the report, naming the file and what is wrong.
+
+    Raises Interrupted (a KeyboardInterrupt that holds the report so far) on Ctrl-C while measuring."""
+    sources = sources or Sources()
+    with _no_cyclic_gc():
+        diagnostics = list(specs.diagnostics)
+        stop = None
+        try:
+            evidence, problems = _evidence(specs.programs, sources)
+        except _MeasuringInterrupted as interrupted:
+            evidence, problems, stop = interrupted.evidence, interrupted.problems, interrupted.stop
+        diagnostics.extend(problems)
+        verdicts: list[Verdict] = []
+        for spec in specs.specs:
+            found, errors = check(spec.program, evidence)
+            verdicts.extend(found)
+            diagnostics.extend(errors)
+        report = Report(verdicts, diagnostics, specs.files, specs.texts, specs.warnings, specs.paths)
+    if stop is not None:
+        raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
+                                  "the claims of the others were not measured")
+    return report
+
+
+def run_check(paths: Iterable[str], sources: Sources | None = None) -> Report:
+    """Check every claim in the spec files under `paths`: load_specs, then check_specs."""
+    return check_specs(load_specs(paths), sources)
+
+
+def check_text(text: str, path: str = "<spec>", sources: Sources | None = None) -> Report:
+    """Check the claims of one spec given as text (for tests and embedding), as run_check checks a file."""
+    source = SpecText(path, text)
+    try:
+        specs = Specs([Spec(source, compile_text(source))], [path], [], {path: source.text})
+    except SpecError as error:
+        specs = Specs([], [path], error.diagnostics, {path: source.text})
+    return check_specs(specs, sources)
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    # Checking allocates many small objects and frees none until the end: the cyclic collector would
+    # scan them again and again for nothing. Reference counting still frees what is dropped.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def gather_evidence(programs: Sequence[tuple[str, Program]],
+                    sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
+    """The calibrated and measured sources for these (path, program) pairs, and what was wrong with a profile or
+    results file given (for what shows the sources beside the model without checking: pictures)."""
+    return _evidence(list(programs), sources)
+
+
+def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
+    """The calibrated and measured sources of a run: load what was given, measure what was asked for."""
+    if not (sources.profile or sources.measure is not None or sources.results):
+        return Evidence(None, None, sources.require_measure), []  # the model alone: nothing more to import
+    from gpuspec import measure, profiles, results
+    from gpuspec.sources import Calibrated, Measured
+
+    problems: list[Diagnostic] = []
+    calibrated = interrupted = None
+    if sources.profile:
+        try:
+            calibrated = Calibrated(profiles.read_profile(sources.profile))
+        except profiles.ProfileError as error:
+            problems.append(Diagnostic("bad-profile", str(error), Span(sources.profile, 1, 1, 1, 1)))
+    measured = None
+    if sources.measure is not None or sources.results:
+        found: list = []
+        for path in sources.results:
+            try:
+                found.extend(results.read_results(path))
+            except results.ResultsError as error:
+                problems.append(Diagnostic("bad-results", str(error), Span(path, 1, 1, 1, 1)))
+        reason = None
+        if sources.measure is not None:
+            reason = measure.availability(sources.measure)
+            if reason is None:
+                try:
+                    fresh = measure.run_all(programs, sources.measure, sources.progress)
+                except measure.Interrupted as stop:  # check what finished, then stop
+                    fresh, interrupted = stop.finished, stop
+                    found.extend(stop.stopped)
+                found.extend(fresh)
+                if sources.save_results:
+                    try:
+                        results.save(sources.save_results, fresh)
+                    # a full disk (OSError), or a measurement a results file cannot hold (ResultsError): the
+                    # results file as it was, and the run reported
+                    except (OSError, results.ResultsError) as error:
+                        problems.append(Diagnostic("cannot-save-results", str(error), None,
+                                                   "the measurements were checked but not saved"))
+        statements = {id(w): text for _, program in programs for _, text, w in program.workloads}
+        measured = Measured(results.by_key(found), statements, reason if not found else None)
+    if interrupted is not None:
+        raise _MeasuringInterrupted(Evidence(calibrated, measured, sources.require_measure), problems, interrupted)
+    return Evidence(calibrated, measured, sources.require_measure), problems
+
+
+class _MeasuringInterrupted(KeyboardInterrupt):
+    def __init__(self, evidence: Evidence, problems: list[Diagnostic], stop):
+        super().__init__()
+        self.evidence, self.problems, self.stop = evidence, problems, stop
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while measuring: `report` holds every claim checked against what had been measured by then."""
+
+    def __init__(self, report: Report, note: str):
+        super().__init__(note)
+        self.report, self.note = report, note
+
+
+def explain(path: str, line: int | None = None) -> list[Explanation]:
+    """Every metric of each workload in the file (or on `line`), and the value behind each direct claim."""
+    from gpuspec.report.explain import Explanation  # what `explain` prints; `check` does without it
+    program = load_spec(path).program
+    found: list[Explanation] = []
+    for span, text, workload in program.workloads:
+        if line is not None and not span.line <= line <= span.end_line:
+            continue
+        values, errors = [], []
+        try:
+            estimate = model.estimate(workload)
+            for name in estimate.names():
+                try:
+                    values.append(estimate[name])
+                except model.ModelError as error:
+                    errors.append(f"{name}: {error}")
+        except RecursionError:
+            values, errors = [], [TOO_DEEP_TO_EXPLAIN]
+        title = f"{text}  [{workload.setting}]"
+        found.append(Explanation(span, title, tuple(values), tuple(errors)))
+    covered = {n for e in found for n in range(e.span.line, e.span.end_line + 1)}  # claims in a workload's block
+    for claim in program.claims:
+        if claim.span.line in covered or (line is not None and claim.span.line != line):
+            continue
+        found.append(_claim_explanation(claim))
+    return sorted(found, key=lambda e: (e.span.line, e.span.column))
+
+
+TOO_DEEP_TO_EXPLAIN = "this expression is nested too deeply to explain: split it into named values"
+
+
+def _claim_explanation(claim: Claim) -> Explanation:
+    from gpuspec.report.explain import Explanation
+    try:
+        return Explanation(claim.span, claim.text, (evaluate(claim.subject, model.estimate),))
+    except model.ModelError as error:
+        return Explanation(claim.span, claim.text, (), (str(error),))
+    except RecursionError:
+        return Explanation(claim.span, claim.text, (), (TOO_DEEP_TO_EXPLAIN,))
+
+
+# --- rewriting specs: `gpuspec fmt` and `gpuspec check --update` -------------------------------------------------
+
+@record
+class Formatted(Record):
+    """A spec file as read and as formatted: `changed` says whether `write` would change it."""
+
+    read: FileText
+    text: str = field(repr=False)  # the formatted text, with the file's own line breaks
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.read.written
+
+    def write(self) -> None:
+        """Write the formatted text back (its byte-order mark kept). files.WriteError, the file unchanged, if it
+        changed since it was read or cannot be written."""
+        from gpuspec.text import write_back
+
+        write_back(self.read, self.text)
+
+
+def format_file(path: str | Path) -> Formatted:
+    """A spec file (or a Markdown file's gpu blocks) laid out the canonical way, read as `check` reads it.
+
+    Raises fmt.FormatError, whose message names the file and says why, when it cannot be read, does not parse,
+    or would say something else once formatted: the file is then left as it is."""
+    from gpuspec import fmt
+
+    shown = escaped(str(path))
+    if str(path) == "-":
+        raise fmt.FormatError("- (standard input) has no file to write back to; give the file's path")
+    try:
+        read = read_file(path)
+    except OSError as error:
+        raise fmt.FormatError(f"cannot read {shown}: {error.strerror or error}") from None
+    except UnreadableText as error:
+        raise fmt.FormatError(f"{shown}:{error.line}:{error.column}: {error.reason}; it was left as it is") from None
+    if Path(path).suffix in MARKDOWN_SUFFIXES:
+        return Formatted(read, fmt.format_markdown(read.written, str(path)))
+    return Formatted(read, fmt.format_spec(read.written, str(path)))
+
+
+@record
+class Updated(Record):
+    """What update_failing did: claims rewritten, in how many files; the files it could not write, and why."""
+
+    changed: int
+    files: int
+    refused: tuple[str, ...] = field(converter=as_tuple)  # a message per file not written
+    refused_claims: int                                     # the claims in those files
+    left: int                                               # failing claims with no number to write
+
+
+def update_failing(report: Report) -> Updated:
+    """Rewrite each failing claim's number in its file to the computed value, at the precision written. A file
+    reached by two spellings is edited once; one that changed since it was checked is not written."""
+    from gpuspec import update
+    from gpuspec.files import WriteError
+
+    edits = update.replacements(list(report.verdicts))
+    by_file: dict[object, tuple[str, list]] = {}
+    for path, file_edits in edits.items():
+        if path != "<stdin>":
+            found = by_file.setdefault(file_identity(path), (path, []))[1]
+            found.extend(edit for edit in file_edits if edit not in found)
+    changed, files, refused_claims, refused = 0, 0, 0, []
+    for path, file_edits in by_file.values():
+        try:
+            changed += update.apply(path, file_edits, report.texts.get(path))
+            files += 1
+        except WriteError as error:
+            refused.append(str(error))
+            refused_claims += len(file_edits)
+    left = report.count("fail") - changed - refused_claims
+    return Updated(changed, files, refused, refused_claims, left)
