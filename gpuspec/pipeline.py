@@ -13,11 +13,12 @@ from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.program import Claim, Program
 from gpuspec.record import Record, record
-from gpuspec.report import Report
+from gpuspec.report import Rebinding, Report
 from gpuspec.resolve import resolve
 from gpuspec.text import Span, SpecText, UnreadableText, decode, escaped, read_spec, undecoded
 
 if TYPE_CHECKING:
+    from gpuspec.devices import Device
     from gpuspec.report.explain import Explanation
 
 SPEC_SUFFIX = ".gpu"
@@ -122,10 +123,10 @@ def _line_separators(source: SpecText) -> list[Diagnostic]:
     return found
 
 
-def load(path: str | Path) -> tuple[SpecText, Program]:
-    """Read, parse and resolve one spec file. Raises SpecError for invalid input."""
+def load(path: str | Path, device: Device | None = None) -> tuple[SpecText, Program]:
+    """Read, parse and resolve one spec file (rebound to `device`, if given). Raises SpecError for invalid input."""
     source = read(path)
-    return source, compile_text(source)
+    return source, compile_text(source, device)
 
 
 def _document(path, source: SpecText) -> str:
@@ -146,10 +147,11 @@ def _stdin() -> SpecText:
     return decode(sys.stdin.buffer.read(), "<stdin>").spec()
 
 
-def compile_text(source: SpecText) -> Program:
-    """Parse and resolve one spec's text. Raises SpecError for invalid input."""
+def compile_text(source: SpecText, device: Device | None = None) -> Program:
+    """Parse and resolve one spec's text, rebound to `device` if given (`check --device`). Raises SpecError for
+    invalid input."""
     try:
-        return resolve(_parse(source))
+        return resolve(_parse(source), device)
     except RecursionError:
         raise SpecError([_too_deep(source)]) from None
 
@@ -198,6 +200,7 @@ class Sources(Record):
     save_results: str | None = None      # where to save what was measured
     require_measure: bool = False
     progress: object | None = None       # called with a line of text as each spec is measured
+    device: str | None = None            # `--device`: rebind every spec to this catalog device, or `auto`
 
 
 def run_check(paths: list[str], sources: Sources | None = None) -> Report:
@@ -220,6 +223,9 @@ def _no_cyclic_gc():
 
 
 def _run_check(paths: list[str], sources: Sources) -> Report:
+    device, rebound, refused = _rebinding(sources)
+    if refused:  # a --device that names no device: nothing is checked for a device other than the one asked for
+        return Report([], refused, [], {}, paths=paths)
     files, diagnostics = spec_files(paths)
     texts: dict[str, str] = {}
     programs: list[tuple[str, Program]] = []
@@ -229,7 +235,7 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
             source = read(path)
             texts[source.path] = _document(path, source)
             warnings.extend(source.warnings)
-            programs.append((source.path, compile_text(source)))
+            programs.append((source.path, compile_text(source, device)))
         except SpecError as error:
             diagnostics.extend(error.diagnostics)
             if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
@@ -245,11 +251,43 @@ def _run_check(paths: list[str], sources: Sources) -> Report:
         found, errors = check(program, evidence)
         verdicts.extend(found)
         diagnostics.extend(errors)
-    report = Report(verdicts, diagnostics, [str(f) for f in files], texts, warnings, paths)
+    measuring = sources.measure is not None or bool(sources.results)
+    report = Report(verdicts, diagnostics, [str(f) for f in files], texts, warnings, paths, measuring, rebound)
     if stop is not None:
         raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
                                   "the claims of the others were not measured")
     return report
+
+
+def _rebinding(sources: Sources) -> tuple[Device | None, Rebinding | None, list[Diagnostic]]:
+    """The device `--device` rebinds every spec to, and how it was chosen; or the error that says why there is
+    none (an unknown name, with the close ones; auto without a GPU, or on a GPU the catalog lacks)."""
+    if sources.device is None:
+        return None, None, []
+    from gpuspec import devices
+
+    asked, gpu = sources.device, None
+    try:
+        if asked.strip().lower() != "auto":
+            device = devices.rebinding_target(asked)
+        elif sources.measure is None:
+            raise devices.NoSuchDevice("--device auto rebinds the specs to the GPU that --measure runs on, and this "
+                                       "run does not measure", "add --measure on a machine with a CUDA GPU, or name "
+                                       "the device: --device H200 (`gpuspec devices` lists them)", "no-gpu")
+        else:
+            from gpuspec import measure
+
+            names = measure.gpu_names(sources.measure)
+            if not names:
+                why = (measure.availability(sources.measure) or
+                       "--harness-device cpu runs the kernels under the Triton interpreter, on no GPU")
+                raise devices.NoSuchDevice(f"--device auto: no GPU was found to rebind the specs to: {why}",
+                                           "measure on a machine with a CUDA GPU, or name the device: --device H200",
+                                           "no-gpu")
+            device, gpu = devices.found_gpu(names), names[0]
+    except devices.NoSuchDevice as error:
+        return None, None, [Diagnostic(error.code, error.message, None, error.help)]
+    return device, Rebinding(device.name, device.title, escaped(asked), gpu), []
 
 
 def evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Evidence, list[Diagnostic]]:
