@@ -209,6 +209,10 @@ def _check(args) -> int:
     if args.save_results and not args.measure:
         print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
         return EXIT_INVALID
+    if args.update and args.device is not None:  # it would write another device's numbers under the spec's own
+        print("gpuspec check: --update rewrites claims for the device each spec names, and --device checks them "
+              "for another; use one or the other", file=sys.stderr)
+        return EXIT_INVALID
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
                       progress=lambda line: print(shown_line(line), file=sys.stderr), device=args.device)

@@ -251,6 +251,14 @@ def test_a_device_that_names_no_device_is_an_error_and_nothing_is_checked(spec, 
     assert status == 2 and data["results"] == [] and [e["code"] for e in data["errors"]] == [code]
 
 
+def test_update_is_refused_with_device_and_the_spec_is_left_as_it_is(spec, capsys):
+    failing = SPEC.replace("≈ 14 µs", "≈ 30 µs")  # fails on the H100 and on the H200
+    spec.write_text(failing, encoding="utf-8")
+    status, out, err = check(capsys, spec, "--device", "H200", "--update")
+    assert status == 2 and out == "" and "--update rewrites claims for the device each spec names" in err
+    assert spec.read_text(encoding="utf-8") == failing
+
+
 def test_auto_without_a_gpu_says_so(spec, capsys):
     status, out, _ = check(capsys, spec, "--device", "auto", "--measure", "--harness-device", "cpu")
     assert status == 2 and "error[no-gpu]: --device auto: no GPU was found" in out and "Triton interpreter" in out
