@@ -328,3 +328,17 @@ def test_results_of_a_rebound_run_need_the_same_device_to_be_compared(measured_o
                           f"{holds}:3: no measurement of this workload") in out
     code, out, _ = check(capsys, holds, "--results", saved, "--device", "H200", "--format", "json")
     assert _by_source(out)[(3, "measured")]["actual"] == pytest.approx(1e-5)  # rebound: the H200's measurement
+
+
+# --- the H200's catalog entry ------------------------------------------------------------------------------------
+
+def test_the_h200_has_its_pcie_bandwidth_with_its_source_and_its_driver_name(capsys):
+    fact = H200.fact("pcie_bandwidth")
+    assert fact.value == pytest.approx(128e9)  # Gen5 x16: 64 GB/s each way, both directions as the catalog counts
+    assert fact.value == devices.lookup("H100-SXM").fact("pcie_bandwidth").value
+    assert "64 GB/s each way" in fact.note
+    assert "nvidia.com/en-us/data-center/h200" in devices.references()[fact.reference]
+    assert main(["devices", "H200"]) == 0
+    out = capsys.readouterr().out
+    assert "  its driver calls it: NVIDIA H200\n" in out and "[S-NVH200]" in out
+    assert "pcie_bandwidth" not in out.split("not in the catalog:")[-1]
