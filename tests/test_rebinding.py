@@ -229,6 +229,8 @@ def test_the_report_says_the_specs_were_rebound_in_every_format(spec, capsys):
     assert "rebound to H200" in rebound["line"]
     _, out, _ = check(capsys, spec, "--device", "h200", "--format", "markdown")
     assert "Every spec rebound to H200" in out
+    _, out, _ = check(capsys, spec, "--device", "H200", "--format", "github")
+    assert "::notice title=gpuspec --device::every spec rebound to H200 (NVIDIA H200 SXM 141GB)" in out
     code, out, _ = check(capsys, spec, "--format", "json")  # not rebound: the H100's 20 µs
     assert code == 1 and json.loads(out)["rebound"] is None
     assert "rebound" not in check(capsys, spec)[1]
