@@ -28,7 +28,7 @@ from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.program import Claim, Program
 from gpuspec.record import Record, as_tuple, record
-from gpuspec.report import Report
+from gpuspec.report import Rebinding, Report
 from gpuspec.resolve import resolve
 from gpuspec.text import (
     SEPARATOR_HELP,
@@ -47,6 +47,7 @@ from gpuspec.text import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from gpuspec.devices import Device
     from gpuspec.measure import Options
     from gpuspec.report.explain import Explanation
 
@@ -160,10 +161,11 @@ class Spec(Record):
         return self.source.warnings
 
 
-def load_spec(path: str | Path) -> Spec:
-    """Read, parse and resolve one spec file (`-` is standard input). Raises SpecError for invalid input."""
+def load_spec(path: str | Path, device: Device | None = None) -> Spec:
+    """Read, parse and resolve one spec file (`-` is standard input), rebound to `device` if given (`check
+    --device`). Raises SpecError for invalid input."""
     source = read(path)
-    return Spec(source, compile_text(source))
+    return Spec(source, compile_text(source, device))
 
 
 def _document(source: SpecText) -> str:
@@ -176,10 +178,11 @@ def _stdin() -> SpecText:
     return decode(sys.stdin.buffer.read(), "<stdin>").spec()
 
 
-def compile_text(source: SpecText) -> Program:
-    """Parse and resolve one spec's text. Raises SpecError for invalid input."""
+def compile_text(source: SpecText, device: Device | None = None) -> Program:
+    """Parse and resolve one spec's text, rebound to `device` if given (`check --device`). Raises SpecError for
+    invalid input."""
     try:
-        return resolve(_parse(source))
+        return resolve(_parse(source), device)
     except RecursionError:
         raise SpecError([_too_deep(source)]) from None
 
@@ -217,6 +220,7 @@ class Sources(Record):
     save_results: str | None = None      # where to save what was measured
     require_measure: bool = False        # a measured claim that cannot be measured fails rather than skips
     progress: Callable[[str], None] | None = None  # called with a line of text as each spec is measured
+    device: str | None = None            # `--device`: rebind every spec to this catalog device, or `auto`
 
 
 @record
@@ -229,6 +233,7 @@ class Specs(Record):
     texts: dict[str, str] = field(factory=dict, repr=False)          # each file's text, to show an error's line
     warnings: tuple[Diagnostic, ...] = field(default=(), converter=as_tuple)  # near misses of gpu blocks
     paths: tuple[str, ...] = field(default=(), converter=as_tuple)  # the paths as given
+    rebound: Rebinding | None = None  # the device `--device` rebound every spec to, and how it was chosen
 
     @property
     def programs(self) -> list[tuple[str, Program]]:
@@ -236,7 +241,7 @@ class Specs(Record):
         return [(spec.path, spec.program) for spec in self.specs]
 
 
-def load_specs(paths: Iterable[str]) -> Specs:
+def load_specs(paths: Iterable[str], device: Device | None = None, rebound: Rebinding | None = None) -> Specs:
     """Every spec file under `paths` (see spec_files) read, parsed and resolved; a file that does not load
     gives its errors instead (the text shown beside them read as leniently as it decodes)."""
     paths = list(paths)
@@ -250,12 +255,12 @@ def load_specs(paths: Iterable[str]) -> Specs:
                 source = read(path)
                 texts[source.path] = _document(source)
                 warnings.extend(source.warnings)  # said even when the blocks do not resolve
-                specs.append(Spec(source, compile_text(source)))
+                specs.append(Spec(source, compile_text(source, device)))
             except SpecError as error:
                 diagnostics.extend(error.diagnostics)
                 if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
                     texts[str(path)] = read_leniently(path)
-        return Specs(specs, [str(f) for f in files], diagnostics, texts, warnings, paths)
+        return Specs(specs, [str(f) for f in files], diagnostics, texts, warnings, paths, rebound)
 
 
 def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
@@ -278,7 +283,9 @@ def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
             found, errors = check(spec.program, evidence)
             verdicts.extend(found)
             diagnostics.extend(errors)
-        report = Report(verdicts, diagnostics, specs.files, specs.texts, specs.warnings, specs.paths)
+        measuring = sources.measure is not None or bool(sources.results)
+        report = Report(verdicts, diagnostics, specs.files, specs.texts, specs.warnings, specs.paths, measuring,
+                        specs.rebound)
     if stop is not None:
         raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
                                   "the claims of the others were not measured")
@@ -286,8 +293,47 @@ def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
 
 
 def run_check(paths: Iterable[str], sources: Sources | None = None) -> Report:
-    """Check every claim in the spec files under `paths`: load_specs, then check_specs."""
-    return check_specs(load_specs(paths), sources)
+    """Check every claim in the spec files under `paths`: load_specs (rebound to the device `sources.device`
+    names, if any), then check_specs."""
+    sources = sources or Sources()
+    paths = list(paths)
+    device, rebound, refused = _rebinding(sources)
+    if refused:  # a --device that names no device: nothing is checked for a device other than the one asked for
+        return Report([], refused, [], {}, paths=paths)
+    return check_specs(load_specs(paths, device, rebound), sources)
+
+
+def _rebinding(sources: Sources) -> tuple[Device | None, Rebinding | None, list[Diagnostic]]:
+    """The device `--device` rebinds every spec to, and how it was chosen; or the error that says why there is
+    none (an unknown name, with the close ones; auto without a GPU, or on a GPU the catalog lacks)."""
+    if sources.device is None:
+        return None, None, []
+    from gpuspec import devices
+
+    asked, gpu = sources.device, None
+    try:
+        if asked.strip().lower() != "auto":
+            device = devices.rebinding_target(asked)
+        elif sources.measure is None:
+            raise devices.NoSuchDevice("--device auto rebinds the specs to the GPU that --measure runs on, and this "
+                                       "run does not measure", "add --measure on a machine with a CUDA GPU, or name "
+                                       "the device: --device H200 (`gpuspec devices` lists them)", "no-gpu")
+        else:
+            from gpuspec import measure
+
+            names = measure.gpu_names(sources.measure)
+            if not names:
+                why = (measure.availability(sources.measure) or
+                       "--harness-device cpu runs the kernels under the Triton interpreter, on no GPU")
+                raise devices.NoSuchDevice(f"--device auto: no GPU was found to rebind the specs to: {why}",
+                                           "measure on a machine with a CUDA GPU, or name the device: --device H200",
+                                           "no-gpu")
+            device, gpu = devices.found_gpu(names), names[0]
+    except devices.NoSuchDevice as error:
+        return None, None, [Diagnostic(error.code, error.message, None, error.help)]
+    return device, Rebinding(device.name, device.title, escaped(asked), gpu), []
+
+
 
 
 def check_text(text: str, path: str = "<spec>", sources: Sources | None = None) -> Report:

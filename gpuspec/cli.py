@@ -124,6 +124,9 @@ def _parser() -> argparse.ArgumentParser:
     measuring.add_argument("--results", metavar="FILE", action="append", default=[],
                            help="check against saved results, from any machine (repeat for several files)")
     measuring.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
+    measuring.add_argument("--device", metavar="NAME",
+                           help="rebind every spec to this catalog device (auto: the GPU --measure runs on), so "
+                                "that model, calibrated and measured are for the GPU at hand")
     _harness_options(measuring)
     check.set_defaults(run=_check)
 
@@ -206,9 +209,13 @@ def _check(args) -> int:
     if args.save_results and not args.measure:
         print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
         return EXIT_INVALID
+    if args.update and args.device is not None:  # it would write another device's numbers under the spec's own
+        print("gpuspec check: --update rewrites claims for the device each spec names, and --device checks them "
+              "for another; use one or the other", file=sys.stderr)
+        return EXIT_INVALID
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
-                      progress=lambda line: print(shown_line(line), file=sys.stderr))
+                      progress=lambda line: print(shown_line(line), file=sys.stderr), device=args.device)
     try:
         report = run_check(args.paths, sources)
     except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130

@@ -1,4 +1,5 @@
-"""The device catalog: Device and Fact, loaded from catalog/devices.toml, with aliases and overrides."""
+"""The device catalog: Device and Fact, loaded from catalog/devices.toml, with aliases and overrides; which catalog
+entry a GPU is, by the name its driver reports; and the device `check --device` rebinds specs to."""
 from __future__ import annotations
 
 import functools
@@ -106,9 +107,19 @@ class Device(ValueRecord):
     text: dict[str, str] = field(factory=dict, hash=False, eq=False, repr=False)
     aliases: tuple[str, ...] = ()
     overridden: tuple[str, ...] = ()  # fields a spec changed, which makes this a different device
+    # The catalog device whose measurements and profiles stand for this one: set when `check --device` rebinds a
+    # device a spec derived from another (`device mine from H100-SXM with ...` becomes mine from the GPU at hand).
+    stands_for: str | None = None
+    cuda_names: tuple[str, ...] = field(default=(), hash=False, eq=False, repr=False)  # as the driver names it
 
     def fact(self, name: str) -> Fact | None:
         return self.facts.get(name)
+
+    @property
+    def hardware(self) -> str:
+        """The name of the GPU a measurement or profile must come from to be this device's: its catalog name (a
+        profile's `H200 (calibrated)` is the H200), or the one a rebound derived device stands for."""
+        return self.stands_for or self.name.split(" ")[0]
 
     def with_facts(self, name: str, facts: dict[str, Fact]) -> "Device":
         """A copy with some facts replaced (an override in a spec) under a new name."""
@@ -153,7 +164,8 @@ def catalog() -> dict[str, Device]:
         facts = dict(defaults)
         facts.update(facts_of(entry, references, key))
         text = {k: str(entry[k]) for k in _TEXT_FIELDS if k in entry}
-        devices[key] = Device(key, entry.get("title", key), facts, text, tuple(entry.get("aliases", ())))
+        devices[key] = Device(key, entry.get("title", key), facts, text, tuple(entry.get("aliases", ())),
+                              cuda_names=tuple(entry.get("cuda_names", ())))
     return devices
 
 
@@ -203,3 +215,94 @@ def known_names() -> list[str]:
 def blank(name: str) -> Device:
     """A device with no facts, for a spec that defines its own from scratch."""
     return Device(name, name, {}, {})
+
+
+# --- The GPU at hand ------------------------------------------------------------------------------------------------
+
+def _words(gpu: str) -> tuple[str, ...]:
+    """A driver's GPU name as words: upper case, with dashes, underscores and runs of spaces as one separator, and
+    the vendor's leading NVIDIA dropped ("NVIDIA A100-SXM4-80GB" and "nvidia a100 sxm4 80gb" are one name)."""
+    words = tuple(re.sub(r"[\s_\-]+", " ", gpu.upper()).split())
+    return words[1:] if words[:1] == ("NVIDIA",) else words
+
+
+@functools.lru_cache(maxsize=1)
+def _by_cuda_name() -> dict[tuple[str, ...], str]:
+    return {_words(cuda): key for key, device in catalog().items() for cuda in device.cuda_names}
+
+
+def for_gpu(gpu: str | None) -> Device | None:
+    """The catalog device a GPU is, from the name its driver reports (torch.cuda.get_device_name, nvidia-smi), or
+    None when the catalog has no entry for exactly that part.
+
+    Only the names the catalog lists for an entry (`cuda_names`) match, whole: a name that merely contains one is
+    another part ("NVIDIA GH200 480GB" is not an H200, "NVIDIA H200 NVL" is the PCIe card with other clocks and
+    power, a "MIG 1g.18gb" slice has a fraction of the SMs, an "RTX 4090 D" fewer SMs than the 4090)."""
+    if not gpu or len(gpu) > _LONGEST_GPU_NAME:
+        return None
+    key = _by_cuda_name().get(_words(gpu))
+    return catalog()[key] if key else None
+
+
+_LONGEST_GPU_NAME = 200  # drivers name a GPU in under 100 characters; longer text is no GPU's name
+
+
+class NoSuchDevice(ValueError):
+    """A device `check --device` cannot rebind to: what is wrong, and what would be right."""
+
+    def __init__(self, message: str, help: str | None = None, code: str = "unknown-device"):
+        super().__init__(message)
+        self.message, self.help, self.code = message, help, code
+
+
+def rebinding_target(asked: str) -> Device:
+    """The catalog device `check --device NAME` names: a catalog name or alias (any case), or a GPU's name as its
+    driver reports it ("NVIDIA H200"). NoSuchDevice, with the close names, when there is none."""
+    from gpuspec.diagnostics import did_you_mean
+    from gpuspec.text import escaped
+
+    if not asked.strip():
+        raise NoSuchDevice("--device needs a device name", "name a catalog device (`gpuspec devices` lists them), "
+                           "or write `--device auto` for the GPU that --measure runs on")
+    found = lookup(asked) or for_gpu(asked)
+    if found is not None:
+        return found
+    shown = escaped(asked if len(asked) <= 80 else f"{asked[:80]}… ({len(asked):,} characters)")
+    hint = did_you_mean(asked, known_names()) if len(asked) <= _LONGEST_GPU_NAME else None
+    raise NoSuchDevice(f"--device: unknown device `{shown}`",
+                       f"{hint + ' ' if hint else ''}`gpuspec devices` lists the catalog; `--device auto` takes the "
+                       "GPU that --measure runs on")
+
+
+def found_gpu(names: list[str]) -> Device:
+    """The catalog device of the GPU found (`check --device auto`), from the names the driver gives each GPU the
+    harnesses may run on. NoSuchDevice when there is none, when they are different parts, or when the catalog has
+    no entry for this one (the closest names are in its help)."""
+    from gpuspec.diagnostics import did_you_mean
+    from gpuspec.text import escaped
+
+    if not names:
+        raise NoSuchDevice("--device auto: no GPU was found to rebind the specs to",
+                           "measure on a machine with a CUDA GPU, or name the device: --device H100-SXM", "no-gpu")
+    kinds = sorted({_words(name) for name in names})
+    if len(kinds) > 1:
+        shown = ", ".join(f"`{escaped(name)}`" for name in dict.fromkeys(names))
+        raise NoSuchDevice(f"--device auto: the GPUs found are different parts ({shown})",
+                           "keep one kind visible (CUDA_VISIBLE_DEVICES) or name the device with --device NAME",
+                           "different-gpus")
+    gpu = names[0]
+    found = for_gpu(gpu)
+    if found is not None:
+        return found
+    shown = escaped(gpu if len(gpu) <= 80 else f"{gpu[:80]}… ({len(gpu):,} characters)")
+    close = did_you_mean(gpu, [c for d in catalog().values() for c in d.cuda_names]) \
+        if len(gpu) <= _LONGEST_GPU_NAME else None
+    nearest = ""
+    if close:
+        names_of = {c.lower(): d.name for d in catalog().values() for c in d.cuda_names}
+        picked = re.findall(r"`([^`]*)`", close)
+        nearest = "the catalog's nearest: " + ", ".join(f"{names_of[p.lower()]} (its driver calls it `{p}`)"
+                                                         for p in picked) + "; "
+    raise NoSuchDevice(f"--device auto: the GPU found, `{shown}`, is no catalog device",
+                       f"{nearest}if one of them is close enough, name it with --device NAME; `gpuspec devices` "
+                       "lists the catalog", "unknown-gpu")

@@ -40,7 +40,9 @@ def _structure(value) -> str:
 
     if isinstance(value, (Device, Model)):
         changed = ",".join(f"{n}={value.fact(n).value!r}" for n in value.overridden if value.fact(n) is not None)
-        return f"{type(value).__name__}({value.name};{changed})"
+        # a derived device rebound to another GPU (`check --device`) is another workload than on its own base
+        name = value.name if getattr(value, "stands_for", None) is None else f"{value.name}@{value.stands_for}"
+        return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
         # An observed figure changes what a workload implies, not what a harness measures.
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))

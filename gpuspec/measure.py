@@ -46,35 +46,58 @@ def gpu_count(options: Options) -> int:
     return _probe(options)[1]
 
 
-_PROBES: dict[tuple, tuple[str | None, int]] = {}
+def gpu_names(options: Options) -> list[str]:
+    """The name the driver gives each GPU the harnesses may run on (what `check --device auto` rebinds to): the
+    fake GPU of a rehearsal (--fake-gpu with --fake-timer, which the measurements name too), none on the CPU."""
+    if options.fake_timer and options.fake_gpu:
+        return [options.fake_gpu]
+    return list(_probe(options)[2]) if options.device == "cuda" else []
 
 
-def _probe(options: Options) -> tuple[str | None, int]:
+_PROBES: dict[tuple, tuple[str | None, int, tuple[str, ...]]] = {}
+
+
+def _probe(options: Options) -> tuple[str | None, int, tuple[str, ...]]:
     key = (options.python, options.device)
     if key not in _PROBES:
         _PROBES[key] = _run_probe(options)
     return _PROBES[key]
 
 
-def _run_probe(options: Options) -> tuple[str | None, int]:
+def _run_probe(options: Options) -> tuple[str | None, int, tuple[str, ...]]:
     if options.device == "cpu":
         probe = "import torch, triton; print(1)"
     else:
-        probe = ("import torch, triton, sys\n"
+        probe = ("import json, torch, triton, sys\n"
                  "if not torch.cuda.is_available(): sys.exit(3)\n"
-                 "print(torch.cuda.device_count())")
+                 "n = torch.cuda.device_count()\n"
+                 "print(json.dumps([torch.cuda.get_device_name(i) for i in range(n)]))\n"
+                 "print(n)")
     try:
         done = subprocess.run([options.python, "-c", probe], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"cannot start Python to measure: {error}", 0
+        return f"cannot start Python to measure: {error}", 0, ()
     if done.returncode == 3:
-        return "no CUDA device: torch.cuda.is_available() is False on this machine", 0
+        return "no CUDA device: torch.cuda.is_available() is False on this machine", 0, ()
     if done.returncode != 0:
-        return "torch and triton are not installed: pip install 'gpuspec[measure]'", 0
+        return "torch and triton are not installed: pip install 'gpuspec[measure]'", 0, ()
+    lines = done.stdout.strip().splitlines()
     try:
-        return None, max(1, int(done.stdout.strip().splitlines()[-1]))
+        count = max(1, int(lines[-1]))
     except (ValueError, IndexError):
-        return None, 1
+        return None, 1, ()
+    return None, count, _names(lines[-2] if len(lines) > 1 else "")
+
+
+def _names(line: str) -> tuple[str, ...]:
+    """The GPU names the probe printed (a JSON list of strings), or none if it printed something else."""
+    import json
+
+    try:
+        names = json.loads(line)
+    except ValueError:
+        return ()
+    return tuple(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else ()
 
 
 class Interrupted(KeyboardInterrupt):

@@ -43,25 +43,10 @@ class Profile(Record):
 
 
 def device_for_gpu(gpu: str | None) -> str | None:
-    """The catalog name of a GPU as CUDA names it ("NVIDIA H100 80GB HBM3" -> H100-SXM), or None.
-
-    The longest catalog name or alias found in the GPU's name wins, ignoring case, spaces and dashes.
-    """
-    if not gpu:
-        return None
-    squeezed, words = _squeeze(gpu), {_squeeze(w) for w in gpu.split()}
-    best, length = None, 0
-    for device in devices.catalog().values():
-        for name in (device.name, *device.aliases):
-            key = _squeeze(name)
-            found = key in words or (len(key) > 3 and key in squeezed)  # short names only as whole words
-            if found and len(key) > length:
-                best, length = device.name, len(key)
-    return best
-
-
-def _squeeze(name: str) -> str:
-    return "".join(c for c in name.upper() if c.isalnum())
+    """The catalog name of a GPU as its driver names it ("NVIDIA H100 80GB HBM3" -> H100-SXM), or None when the
+    catalog has no entry for exactly that part (devices.for_gpu says how it is matched)."""
+    found = devices.for_gpu(gpu)
+    return found.name if found else None
 
 
 def read_profile(path: str | Path) -> Profile:

@@ -39,13 +39,13 @@ class Calibrated:
         self.device_name = profile.device_name()
 
     def estimate(self, workload):
-        if workload.device.name.split(" ")[0] != self.device_name:
+        if workload.device.hardware != self.device_name:
             raise NotAvailable(f"the profile was measured on {self.profile.gpu or 'an unknown GPU'}, "
                                f"not {workload.device.name}")
         return model.estimate(rebind(workload, self.profile.apply(workload.device)))
 
     def device(self, device):
-        if device.name != self.device_name:
+        if device.hardware != self.device_name:
             raise NotAvailable(f"the profile was measured on {self.profile.gpu or 'an unknown GPU'}, not {device.name}")
         return self.profile.apply(device)
 
@@ -63,7 +63,7 @@ class Measured:
         found = self.measurements.get(workload_key(statement, workload))
         if not found:
             raise NotAvailable("no measurement of this workload (measure with --measure, or give --results)")
-        here = workload.device.name.split(" ")[0]
+        here = workload.device.hardware
         same_gpu = [m for m in found if device_for_gpu(m.provenance.get("gpu")) == here]
         return MeasuredView(workload, (same_gpu or found)[-1])  # the claim's own GPU first, else say where
 
@@ -85,7 +85,7 @@ class MeasuredView:
             raise NotAvailable(f"the harness {'found the kernel wrong' if m.status == 'wrong' else 'failed'}: "
                                f"{m.reason}")
         measured_gpu = device_for_gpu(m.provenance.get("gpu"))
-        if measured_gpu != self.workload.device.name.split(" ")[0]:
+        if measured_gpu != self.workload.device.hardware:
             raise NotAvailable(self._elsewhere(name, measured_gpu))
         value = self._metric(name)
         if value is None:

@@ -4,9 +4,11 @@ beside the measured median, its spread, the samples, why sampling stopped, what 
 Run: python scripts/measurement_table.py RESULTS.json [--profile PROFILE.json] [--probe PROBE.json]
 (RESULTS.json from `gpuspec check --measure --save-results`, PROFILE.json from `gpuspec calibrate`).
 
-The model and calibrated columns are computed for the GPU the measurement ran on, where the catalog knows it (an
-H200 run of a spec written for the H100 is set beside the model's H200 figures; the spec's own device overrides
-do not carry over), so that a row compares like with like; the "model device" column says which.
+The model and calibrated columns are computed for the GPU the measurement ran on, where the catalog knows it: a run
+rebound to its GPU (`gpuspec check --device auto`, as scripts/gpu-verify runs it) is read rebound the same way, so a
+spec written for the H100 and measured on an H200 is set beside the model's H200 figures, a derived device with its
+overrides on the H200; a run that was not rebound is set beside the model of its GPU too (the spec's own device
+overrides do not carry over then). The "model device" column says which device the model ran for.
 """
 from __future__ import annotations
 
@@ -19,21 +21,32 @@ from pathlib import Path
 TIME_METRICS = ("time", "busy_time", "step_time", "gpu_time")
 
 
-def model_times(spec: str, key: str, gpu: str | None, profile) -> tuple[str, dict, dict]:
+def model_times(spec: str, key: str, gpu: str | None, profile, device: str | None = None) -> tuple[str, dict, dict]:
     """(the device the model ran for, {metric: model seconds}, {metric: calibrated seconds}) of workload `key` of
-    `spec`: on the catalog device of `gpu` where there is one, else on the spec's own."""
+    `spec`: on the catalog device of `gpu` where there is one, else on the spec's own.
+
+    A run rebound to its GPU (`gpuspec check --device auto`, as scripts/gpu-verify measures) keyed each workload as
+    rebound, so the spec is read rebound to that device (`device`, else the GPU's) first, then as written."""
     from gpuspec import devices, harness, model
     from gpuspec.api import load_spec
-    from gpuspec.profiles import device_for_gpu
+    from gpuspec.diagnostics import SpecError
     from gpuspec.sources import Calibrated, NotAvailable, rebind
 
-    program = load_spec(spec).program
-    workload = next((w for _, statement, w in program.workloads if harness.workload_key(statement, w) == key), None)
+    target = (devices.lookup(device) if device else None) or devices.for_gpu(gpu)
+    workload = None
+    for rebound in ((target, None) if target else (None,)):
+        try:
+            program = load_spec(spec, rebound).program
+        except SpecError:
+            continue
+        workload = next((w for _, statement, w in program.workloads if harness.workload_key(statement, w) == key),
+                        None)
+        if workload is not None:
+            break
     if workload is None:
         return "—", {}, {}
-    found = device_for_gpu(gpu)
-    if found and found != workload.device.name:
-        workload = rebind(workload, devices.lookup(found))
+    if target and target.name != workload.device.hardware:
+        workload = rebind(workload, target)
     modelled, calibrated = {}, {}
     for metric in TIME_METRICS:
         try:
@@ -45,10 +58,12 @@ def model_times(spec: str, key: str, gpu: str | None, profile) -> tuple[str, dic
                 calibrated[metric] = float(Calibrated(profile).estimate(workload)[metric].number)
             except (NotAvailable, Exception):  # noqa: BLE001 -- another GPU's profile: no cell
                 pass
-    return workload.device.name, modelled, calibrated
+    device = workload.device
+    return (device.name if device.hardware == device.name else f"{device.name} ({device.hardware})"), modelled, \
+        calibrated
 
 
-def rows(results: dict, profile=None) -> list[list[str]]:
+def rows(results: dict, profile=None, device: str | None = None) -> list[list[str]]:
     found = []
     for run in results["runs"]:
         gpu = run["provenance"].get("gpu")
@@ -59,7 +74,7 @@ def rows(results: dict, profile=None) -> list[list[str]]:
                 found.append([where, statement, "—", "—", "—", "—", "—", "—", "—", "—", "—",
                               f"{m['status']}: {(m.get('reason') or '')[:80]}"])
                 continue
-            device, modelled, calibrated = model_times(run["spec"], m["key"], gpu, profile)
+            modelled_on, modelled, calibrated = model_times(run["spec"], m["key"], gpu, profile, device)
             for metric in TIME_METRICS:
                 summary = m["metrics"].get(metric)
                 if summary is None:
@@ -68,7 +83,7 @@ def rows(results: dict, profile=None) -> list[list[str]]:
                 spread = (summary["p90"] - summary["p10"]) / median if median else 0.0
                 ratio = f"{median / modelled[metric]:.2f}" if modelled.get(metric) else "—"
                 dropped = sum((summary.get("dropped") or {}).values())
-                found.append([where, statement, metric, device, _us(modelled.get(metric)),
+                found.append([where, statement, metric, modelled_on, _us(modelled.get(metric)),
                               _us(calibrated.get(metric)), _us(median), f"±{spread / 2:.1%}", str(summary["samples"]),
                               str(summary.get("stopped_by", "—")), str(dropped), ratio])
     return found
@@ -87,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", help="a results file (gpuspec check --measure --save-results)")
     parser.add_argument("--profile", help="a calibration profile (gpuspec calibrate --out)")
     parser.add_argument("--probe", help="the probe's report, summarised under the table")
+    parser.add_argument("--device", help="the catalog device the run was rebound to (gpuspec check --device), when "
+                                         "it is not the GPU the results name")
     args = parser.parse_args(argv)
     from gpuspec import profiles, results
 
@@ -102,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
               "samples", "stopped by", "dropped", "measured / model"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for row in rows(data, profile):
+    for row in rows(data, profile, args.device):
         print("| " + " | ".join(cell(c) for c in row) + " |")
     if args.probe and Path(args.probe).exists():
         print("\n" + probe_summary(json.loads(Path(args.probe).read_text(encoding="utf-8"))))

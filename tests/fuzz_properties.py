@@ -275,7 +275,8 @@ def check_output_problem(outcome: Outcome, path: str, format: str, side: str | N
         return "an internal error (exit 3):\n" + err[-3000:]
     if code not in (0, 1, 2, 5):
         return f"exit code {code}"
-    if code == 5 and "nothing checked: " not in (out if format in HUMAN_FORMATS else err).lower():
+    said = (out if format in HUMAN_FORMATS else err).lower()
+    if code == 5 and "nothing checked: " not in said and "nothing measured: " not in said:
         return f"exit 5 without saying that nothing was checked:\n{out[-2000:]}{err[-1000:]}"
     found = human_problem(err, "stderr")
     if format in HUMAN_FORMATS:
@@ -312,7 +313,9 @@ def json_report_problem(out: str, code: int, paths: list[str]) -> str | None:
     except ValueError as error:
         return f"the JSON report is not strict JSON: {error}"
     summary = report["summary"]
-    expected = 2 if report["errors"] else 1 if summary["failed"] else 0 if summary["passed"] else 5
+    # a run given results (or --measure) that measured nothing checked nothing, though the model's claims held
+    unmeasured = (report.get("nothing_checked") or "").startswith("nothing measured: ")
+    expected = 2 if report["errors"] else 1 if summary["failed"] else 0 if summary["passed"] and not unmeasured else 5
     if code != expected or summary["errors"] != len(report["errors"]):
         return f"exit {code} with the JSON summary {summary} and {len(report['errors'])} errors"
     for error in report["errors"]:

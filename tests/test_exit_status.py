@@ -136,6 +136,49 @@ def test_the_reason_mentions_warnings_when_there_were_some():
     assert shown.index("warning[near-miss]") < shown.index("nothing checked")  # the warning is above its mention
 
 
+# A run asked to measure that measured nothing: exit 5, and why
+
+def _results(tmp_path, status: str = "ok") -> Path:
+    """A results file of a workload none of these specs has (or of one whose harness failed)."""
+    from gpuspec.results import Measurement, save
+
+    path = tmp_path / "results.json"
+    summary = {"median": 2e-5, "p10": 2e-5, "p90": 2e-5, "samples": 3}
+    save(path, [Measurement("0123456789abcdef", "other.gpu", 3, "w = v * 2", status,
+                            None if status == "ok" else "the harness crashed", {"time": summary} if status == "ok"
+                            else {}, {"gpu": "NVIDIA H100 80GB HBM3", "device": "cuda"})])
+    return path
+
+
+def test_results_that_measure_no_claim_check_nothing_though_the_model_holds(tmp_path, capsys):
+    spec = tmp_path / "a.gpu"
+    spec.write_text(PASSING, encoding="utf-8")
+    code, out, _ = check(capsys, spec, "--results", _results(tmp_path))
+    assert code == EXIT_NOTHING
+    assert (f"nothing measured: every measured claim was skipped (1 claim; the first, {spec}:3: no measurement of "
+            "this workload") in out
+    assert out.splitlines()[-1] == "1 passed, 0 failed, 1 skipped"
+    code, out, err = check(capsys, spec, "--results", _results(tmp_path), "--format", "json")
+    assert code == EXIT_NOTHING and json.loads(out)["nothing_checked"].startswith("nothing measured: ")
+    assert err.startswith("nothing measured: ")
+    assert check(capsys, spec, "--results", _results(tmp_path), "--allow-nothing-checked")[0] == EXIT_OK
+    assert check(capsys, spec, "--results", _results(tmp_path), "--require-measure")[0] == EXIT_FAILED
+    assert check(capsys, spec)[0] == EXIT_OK  # not asked to measure: the model's pass is a pass
+
+
+def test_a_failing_claim_still_wins_over_nothing_measured(tmp_path, capsys):
+    spec = tmp_path / "a.gpu"
+    spec.write_text(FAILING, encoding="utf-8")
+    assert check(capsys, spec, "--results", _results(tmp_path, "error"))[0] == EXIT_FAILED
+
+
+def test_results_for_specs_without_a_measured_claim_check_nothing(tmp_path, capsys):
+    spec = tmp_path / "a.gpu"
+    spec.write_text("device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2 is 62 waves\n", encoding="utf-8")
+    code, out, _ = check(capsys, spec, "--results", _results(tmp_path))
+    assert code == EXIT_NOTHING and "nothing measured: no claim is about what a harness measures" in out
+
+
 # Which status wins
 
 def test_errors_win_over_failures_and_failures_over_nothing(tmp_path, capsys):

@@ -115,12 +115,47 @@ def test_the_rehearsal_table_has_a_row_for_every_workload_measured(rehearsal):
     ok = [m for m in measurements if m.status == "ok"]
     timed = sum(len([k for k in m.metrics if k in ("time", "busy_time", "step_time", "gpu_time")]) for m in ok)
     assert len(rows) == timed + len(measurements) - len(ok)
+    measured_rows = 0
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert len(cells) == 12, row
         if cells[2] != "—":  # a measured row: model, measured median, samples and why sampling stopped
             assert cells[4].endswith("µs") and cells[6] == "10.00 µs" and cells[8] == "3" and cells[9] == "noise"
-    assert "Method probe:" in table
+            measured_rows += 1
+    assert measured_rows and "Method probe:" in table
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip("|").split("|")]
+
+
+def test_the_rehearsal_rebinds_every_spec_to_the_fake_h200(rehearsal):
+    """The specs are written for the H100-SXM (and one part for the A100-80GB); the rehearsal's GPU is a fake H200,
+    as the GPU machine's is real. Rebound, every measured row stands beside the H200's model and calibrated times."""
+    done, out = rehearsal
+    assert "device H100-SXM" in (ROOT / "specs" / "matmul.gpu").read_text(encoding="utf-8")
+    check = json.loads((out / "check.json").read_text(encoding="utf-8"))
+    assert check["rebound"]["device"] == "H200" and check["rebound"]["gpu"] == "NVIDIA H200"
+    assert check["rebound"]["asked"] == "auto" and check["errors"] == []
+    measured = [r for r in check["results"] if r["source"] == "measured"]
+    checked = [r for r in measured if r["status"] != "skip"]
+    assert checked, "no claim was compared with a measurement"
+    # no measurement is set aside for being from another GPU than the spec's device
+    assert not [r for r in measured if r["status"] == "skip" and "measured on " in r["message"]]
+    for spec in ("norms.gpu", "attention.gpu", "gpu-execution.gpu"):  # written for the H100-SXM, with measured claims
+        assert any(r["file"] == f"specs/{spec}" for r in checked), spec
+    calibrated = [r for r in check["results"] if r["source"] == "calibrated" and r["status"] != "skip"]
+    assert calibrated, "the fake H200's profile was not applied to the rebound specs"
+    table = (out / "table.md").read_text(encoding="utf-8")
+    assert table.startswith("Measured on NVIDIA H200 ")
+    rows = [_cells(line) for line in table.splitlines() if line.startswith("| specs/")]
+    timed = [cells for cells in rows if cells[2] != "—"]
+    assert {cells[3] for cells in timed} == {"H200"}  # the model device of every measured row
+    for cells in timed:  # model, calibrated and measured side by side, and their ratio
+        assert cells[4].endswith("µs") and cells[5].endswith("µs") and cells[6].endswith("µs"), cells
+        assert cells[11] != "—", cells
+    log = (out / "log.txt").read_text(encoding="utf-8")
+    assert "--device" not in done.stderr and "unknown-device" not in log
 
 
 def test_the_rehearsal_profile_and_probe_are_what_gpuspec_reads(rehearsal):

@@ -99,9 +99,12 @@ def test_a_results_file_from_another_gpu_is_not_compared_and_says_so(spec, tmp_p
     results.write_text(json.dumps(results_for(spec, gpu="NVIDIA A100-SXM4-80GB")), encoding="utf-8")
     code, out = check(capsys, str(spec), "--results", str(results), "--format", "json")
     verdict = measured(out)
-    assert code == 0 and verdict["status"] == "skip"
+    # the model's claim holds, but a run given results measured nothing: exit 5, and why
+    assert code == 5 and verdict["status"] == "skip"
     assert verdict["message"].startswith("measured on NVIDIA A100-SXM4-80GB, not H100-SXM: 20.0 µs measured, "
                                          "where the model predicts"), verdict["message"]
+    assert json.loads(out)["nothing_checked"].startswith("nothing measured: every measured claim was skipped "
+                                                         f"(1 claim; the first, {spec}:3: measured on NVIDIA A100")
 
 
 HOSTILE_TEXT = "\x1b[2J\x1b]0;owned\x07\r\n::error file=x::injected\u202e\x9b31m"
@@ -132,7 +135,8 @@ def test_paths_and_text_in_a_results_file_are_never_opened_and_are_shown_as_text
                           timeout=120)
     out, _, opened = done.stdout.rpartition("\nOPENED ")
     opened = json.loads(opened)
-    assert "Traceback" not in done.stderr and done.returncode == 0, done.stderr[-2000:]
+    # the one measurement is a harness error: nothing measured, exit 5
+    assert "Traceback" not in done.stderr and done.returncode == 5, done.stderr[-2000:]
     assert not [p for p in opened if "shadow" in p or "outside-the-project" in p]
     assert str(results) in opened  # the audit hook does see the files gpuspec opens
     if format in ("text", "github", "markdown"):  # for people: escape codes and direction marks are shown

@@ -234,7 +234,10 @@ def test_measuring_without_a_cuda_device_skips_measured_claims_with_the_reason(n
     assert verdicts[(2, "model")].status == "pass"
     assert verdicts[(2, "measured")].status == "skip"
     assert "no CUDA device" in verdicts[(2, "measured")].reason
-    assert report.exit_code == 0
+    # the model's claim holds, but a run asked to measure that measured nothing is no pass: exit 5, and why
+    assert report.exit_code == 5
+    assert report.nothing_checked().startswith("nothing measured: every measured claim was skipped (1 claim; the "
+                                               f"first, {no_cuda}:2: no CUDA device")
 
 
 def test_require_measure_turns_a_claim_that_cannot_be_measured_into_a_failure(no_cuda, capsys):

@@ -30,6 +30,8 @@ def detail(device: Device, references: dict[str, str]) -> str:
     lines = [f"{device.name}: {device.title}"]
     if device.aliases:
         lines.append(f"  also called: {', '.join(device.aliases)}")
+    if device.cuda_names:  # what `check --device auto` and a measurement's GPU are matched by
+        lines.append(f"  its driver calls it: {', '.join(device.cuda_names)}")
     for key, value in device.text.items():
         if key != "title":
             lines.append(f"  {key}: {value}")

@@ -70,6 +70,8 @@ def render(report: Report) -> str:
                                  f"{verdict.claim.text}: {verdict.reason or verdict.message}"))
     lines.extend(_error(d) for d in report.diagnostics)
     lines.extend(_error(w, "warning") for w in report.warnings)
+    if report.rebound is not None:  # every verdict above is for that device, not the one each spec names
+        lines.append(command("notice", None, "gpuspec --device", report.rebound.line()))
     nothing = report.nothing_checked()
     if nothing:
         lines.append(command("warning", None, "gpuspec", nothing))

@@ -25,8 +25,17 @@ def to_dict(report: Report) -> dict:
         "warnings": [_diagnostic(d) for d in report.warnings],
         # why no claim was checked (exit 5), in one line; null when some claim was, or an input is invalid
         "nothing_checked": report.nothing_checked(),
+        # `check --device`: the catalog device every spec's `device` statements stood for; null when none
+        "rebound": _rebound(report.rebound),
         "summary": report.summary,
     }
+
+
+def _rebound(rebound) -> dict | None:
+    if rebound is None:
+        return None
+    return {"device": rebound.device, "title": rebound.title, "asked": rebound.asked, "gpu": rebound.gpu,
+            "line": rebound.line()}
 
 
 def _diagnostic(diagnostic) -> dict:

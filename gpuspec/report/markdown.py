@@ -67,6 +67,8 @@ def _diagnostic_row(diagnostic) -> list[str]:
 
 def render(report: Report) -> str:
     lines = [heading(report)]
+    if report.rebound is not None:
+        lines += ["", cell(report.rebound.line()[0].upper() + report.rebound.line()[1:] + ".")]
     failures = [v for v in report.verdicts if v.status == "fail"]
     skipped = [v for v in report.verdicts if v.status == "skip"]
     passed = [v for v in report.verdicts if v.status == "pass"]

@@ -48,6 +48,8 @@ def render(report: Report, verbose: bool = False) -> str:
         count = len(report.diagnostics)
         files = len({d.span.file for d in report.diagnostics if d.span})
         lines.append(f"{count} error{'s' * (count != 1)} in {files or 1} file{'s' * (files > 1)}")
+    if report.rebound is not None:
+        lines.append(report.rebound.line())
     nothing = report.nothing_checked()
     if nothing:
         lines.append(nothing)

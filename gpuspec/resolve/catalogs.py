@@ -2,6 +2,8 @@
 spec sets checked (dimension, range, facts that contradict each other)."""
 from __future__ import annotations
 
+import attrs
+
 from gpuspec import devices, llm_catalog, nodes, units
 from gpuspec.devices import Fact
 from gpuspec.diagnostics import did_you_mean
@@ -12,6 +14,12 @@ from gpuspec.text import Span
 
 
 def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
+    """`device X`, or `device mine from X with f = v, ...`: the device the workloads below run on.
+
+    Rebound (`check --device NAME`), the statement is checked as written (an unknown X is still an error), then NAME
+    takes X's place: `device X` is NAME; a derived device keeps its name and its overrides, applied to NAME as they
+    were to X (a fact written as `device.f * 0.9` is 0.9 of NAME's), and stands for NAME, so that NAME's
+    measurements and profiles are compared with it (`from none` too: NAME's facts under the ones it sets)."""
     if statement.base is None:
         base = devices.lookup(statement.name)
         if base is None:
@@ -29,6 +37,9 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
                 raise invalid("unknown-device", f"unknown device `{statement.base}`", statement.span,
                               did_you_mean(statement.base, devices.known_names()))
         name = statement.name
+    if scope.rebind is not None:
+        base = scope.rebind
+        name = base.name if statement.base is None else name
     facts: dict[str, Fact] = {}
     scope.device = base  # device.field in an override refers to the base's facts
     for assignment in statement.assignments:
@@ -37,6 +48,8 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
         except Invalid as problem:
             scope.errors.append(problem.diagnostic)
     found = base.with_facts(name, facts) if facts or name != base.name else base
+    if scope.rebind is not None and found is not base:
+        found = attrs.evolve(found, stands_for=base.name)
     scope.device, scope.device_span = found, statement.span
 
 

@@ -3,6 +3,7 @@ what has been found); every semantic error of a file, together."""
 from __future__ import annotations
 
 from gpuspec import nodes
+from gpuspec.devices import Device
 from gpuspec.diagnostics import SpecError
 from gpuspec.program import Program
 from gpuspec.resolve import catalogs, claims, settings, subjects, tensor_expressions
@@ -19,9 +20,12 @@ STATEMENTS = {
 }
 
 
-def resolve(spec: nodes.Spec) -> Program:
-    """Resolve one parsed spec. Raises SpecError with every semantic error of the file."""
-    scope = Scope(spec.path)
+def resolve(spec: nodes.Spec, device: Device | None = None) -> Program:
+    """Resolve one parsed spec. Raises SpecError with every semantic error of the file.
+
+    `device` rebinds the spec to that catalog device (`check --device`): every `device` statement stands for it
+    (resolve/catalogs.py says how a derived device is rebound)."""
+    scope = Scope(spec.path, device)
     for statement in spec.statements:
         if isinstance(statement, nodes.Quote):
             scope.quote = statement.text

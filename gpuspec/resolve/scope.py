@@ -66,8 +66,9 @@ class Scope:
     """One spec being resolved: what is known at the current statement (device, settings, names defined so far),
     and what has been found (claims, workloads, every error of the file)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, rebind: Device | None = None):
         self.path = path
+        self.rebind = rebind  # the catalog device every `device` statement stands for (`check --device`), if any
         self.device: Device | None = None
         self.device_span: Span | None = None
         self.tolerance = Tolerance(DEFAULT_TOLERANCE, None, "± 10%", True)
