@@ -770,7 +770,10 @@ def json_files(draw, valid: dict) -> tuple[str, bytes]:
         if isinstance(value, dict) and draw(st.booleans()):
             value = {"version": 1, **value}
     try:
-        data = json.dumps(value, ensure_ascii=pick(draw, (True, False))).encode("utf-8", "surrogatepass")
+        # a valid file holds a name of undecodable bytes as gpuspec writes it (files.json_bytes: a JSON escape);
+        # the others may hold the raw surrogate's bytes, which is not UTF-8
+        errors = "backslashreplace" if form == "valid" else "surrogatepass"
+        data = json.dumps(value, ensure_ascii=pick(draw, (True, False))).encode("utf-8", errors)
     except (ValueError, OverflowError):
         data = b"{}"
     if form == "text":
