@@ -65,6 +65,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "graph_node_cost": (TIME, "GPU time added per kernel node in a CUDA graph"),
     "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),
     "collective_latency": (TIME, "the fixed cost of one collective between GPUs, whatever its size"),
+    "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 

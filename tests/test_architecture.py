@@ -76,6 +76,7 @@ harness
 schema
 results
 calibrate
+published
 sources
 measure
 mistakes

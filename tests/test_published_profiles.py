@@ -1,0 +1,70 @@
+"""Published profiles: built from catalog/published.toml by the rules in gpuspec/published.py, checked against
+numbers worked out by hand from that file's entries."""
+import pytest
+
+from gpuspec import calibrate, devices, published, schema
+
+
+def test_every_catalog_device_has_a_profile_that_a_profile_file_could_hold():
+    for name in devices.catalog():
+        data = published.data(name)
+        schema.PROFILE.check(data, "")  # the same check `calibrate.load` makes
+        assert data["facts"]["hbm_bandwidth"] > 0 and data["derivations"]["hbm_bandwidth"]["how"]
+        for fact, how in data["derivations"].items():
+            assert how["how"], fact
+
+
+def test_hbm_bandwidth_is_the_median_of_the_read_and_write_kernels():
+    # A100-80GB: RRZE scale 1737, triad 1794, the 288 MB scale loop 1699 (init and read are left out): median 1737
+    profile = published.build("A100-80GB")
+    assert profile.facts["hbm_bandwidth"] == pytest.approx(1737e9)
+    cited = {m["id"] for m in profile.derivations["hbm_bandwidth"]["measurements"]}
+    assert cited == {"rrze-a100-80gb-stream-scale", "rrze-a100-80gb-stream-triad", "rrze-a100-80gb-scale-288mb"}
+
+
+def test_a_device_without_measurements_takes_a_siblings_share_and_says_so():
+    # L4: the L40's scale 800, triad 831, 272 MB scale 763 of 864 GB/s: median share 800/864, times 300 GB/s
+    profile = published.build("L4")
+    assert profile.facts["hbm_bandwidth"] == pytest.approx(800 / 864 * 300e9)
+    assert "no measurement on L4" in profile.derivations["hbm_bandwidth"]["how"]
+
+
+def test_tensor_rates_and_their_derivation_from_the_bf16_share():
+    h100 = published.build("H100-SXM")
+    # MAMF 794.5, cuBLAS 8192³ 797.8 and 12288³ 822.8 TFLOP/s: median 797.8
+    assert h100.facts["tensor_bf16"] == pytest.approx(797.8e12)
+    # no fp16 GEMM: the bf16 share times the fp16 peak (the same 989.4)
+    assert h100.facts["tensor_fp16"] == pytest.approx(797.8e12)
+    assert "no fp16 GEMM measured" in h100.derivations["tensor_fp16"]["how"]
+
+
+def test_gemm_fixed_cost_by_hand():
+    # B200: one sweep point under 50 µs of math at 1.58 PFLOP/s, learn-cuda 2048³ at 1077.67 TFLOP/s:
+    # 2·2048³ / 1077.67e12 − 2·2048³ / rate
+    b200 = published.build("B200")
+    rate = b200.facts["tensor_bf16"]
+    flops = 2 * 2048 ** 3
+    assert b200.facts["gemm_fixed_cost"] == pytest.approx(flops / 1077.67e12 - flops / rate)
+
+
+def test_collective_facts():
+    a100 = published.build("A100-80GB")
+    assert a100.facts["nvlink_bandwidth"] == pytest.approx(234.89 / 300 * 600e9)  # busbw share of the line rate
+    assert a100.facts["collective_latency"] == pytest.approx(43.83e-6)
+
+
+def test_leaving_an_origin_out_removes_its_numbers():
+    whole = published.build("H200")
+    without = published.build("H200", exclude=("rrze-gpu-benches",))
+    assert "rrze-gpu-benches" in whole.derivations["kernel_floor"]["origins"]
+    assert "kernel_floor" not in without.facts or "rrze-gpu-benches" not in without.derivations["kernel_floor"][
+        "origins"]
+    for how in without.derivations.values():
+        assert "rrze-gpu-benches" not in how["origins"]
+        assert all("rrze" not in m["id"] for m in how["measurements"])
+
+
+def test_an_unknown_device_is_refused_in_words():
+    with pytest.raises(calibrate.ProfileError, match="not a catalog device"):
+        published.build("H900")
+    assert published.bundled("H900") is None
