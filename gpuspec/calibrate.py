@@ -24,6 +24,7 @@ class Profile:
 
     def __init__(self, gpu: str, facts: dict[str, float], provenance: dict, path: str = ""):
         self.gpu, self.facts, self.provenance, self.path = gpu, facts, provenance, path
+        self.derivations: dict[str, dict] = {}  # a published profile says how each fact was derived
 
     def device_name(self) -> str | None:
         """The catalog device this profile was measured on, if the GPU's name says which."""
@@ -34,7 +35,9 @@ class Profile:
         facts = {}
         for name, value in self.facts.items():
             dimension = devices.FIELDS[name][0]
-            facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=f"measured: {self.path or 'profile'}")
+            how = self.derivations.get(name, {}).get("how")
+            note = f"{self.path}: {how}" if how else f"measured: {self.path or 'profile'}"
+            facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=note)
         return device.with_facts(f"{device.name} (calibrated)", facts)
 
 

@@ -68,3 +68,61 @@ def test_an_unknown_device_is_refused_in_words():
     with pytest.raises(calibrate.ProfileError, match="not a catalog device"):
         published.build("H900")
     assert published.bundled("H900") is None
+
+
+# --- the calibrated source without a profile of one's own ----------------------------------------------------------
+
+def _check(text: str):
+    from gpuspec import pipeline
+
+    return pipeline.check_text(text)
+
+
+def test_a_claim_that_asks_for_calibrated_is_checked_against_the_published_profile():
+    report = _check("device H100-SXM\nset sources = model, calibrated\nx = bf16[4096, 4096]\nx * 2 is ≈ 22.3 µs\n")
+    calibrated = [v for v in report.verdicts if v.source == "calibrated"]
+    assert [v.status for v in calibrated] == ["pass"]
+    # 67.1 MB moved at H100-SXM's published 3.015 TB/s (median of 3142.7, 3000, 3010, 3020 GB/s)
+    assert calibrated[0].actual.number == pytest.approx(2 * 2 * 4096 ** 2 / 3015e9)
+    assert calibrated[0].profile == "published profile of H100-SXM"
+    model = [v for v in report.verdicts if v.source == "model"]
+    assert [v.status for v in model] == ["fail"]  # the roofline says 20.0 µs
+
+
+def test_the_published_profile_judges_nothing_unless_asked():
+    report = _check("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 is ≈ 20 µs\n")
+    assert [(v.source, v.status) for v in report.verdicts] == [("model", "pass")]
+
+
+def test_a_model_failure_shows_what_a_real_device_takes():
+    from gpuspec.report import text
+
+    report = _check("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 is ≈ 30 µs\n")
+    (verdict,) = report.verdicts
+    assert verdict.realistic.number == pytest.approx(2 * 2 * 4096 ** 2 / 3015e9)
+    shown = "\n".join(text.failure(verdict))
+    assert "ideal 20.03 µs; a real H100-SXM: ≈ 22.26 µs (published profile of H100-SXM)" in shown
+
+
+def test_a_device_of_ones_own_has_no_published_profile_and_the_claim_says_why():
+    report = _check("device mine from H100-SXM with sms = 100\nset sources = calibrated\nx = bf16[4096, 4096]\n"
+                    "x * 2 is ≈ 22 µs\n")
+    (verdict,) = report.verdicts
+    assert verdict.status == "skip" and "no published profile" in verdict.reason
+
+
+def test_a_profile_of_ones_own_replaces_the_published_one(tmp_path):
+    import json
+
+    from gpuspec import pipeline
+
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"version": calibrate.VERSION, "gpu": "NVIDIA H100 80GB HBM3",
+                                "facts": {"hbm_bandwidth": 2.5e12}}), encoding="utf-8")
+    spec = tmp_path / "s.gpu"
+    spec.write_text("device H100-SXM\nset sources = calibrated\nx = bf16[4096, 4096]\nx * 2 is ≈ 26.8 µs\n",
+                    encoding="utf-8")
+    report = pipeline.run_check([str(spec)], pipeline.Sources(profile=str(path)))
+    (verdict,) = report.verdicts
+    assert verdict.status == "pass" and verdict.actual.number == pytest.approx(2 * 2 * 4096 ** 2 / 2.5e12)
+    assert verdict.profile == f"profile {path}"

@@ -62,6 +62,10 @@ def _result(verdict: Verdict) -> dict:
         result["tolerance"] = claim.tolerance.written
     if actual is not None:
         result["derivation"] = actual.derivation()
+    if verdict.profile:
+        result["profile"] = verdict.profile
+    if verdict.realistic is not None and isinstance(verdict.realistic.number, (int, float)):
+        result["realistic"] = {"actual": verdict.realistic.number, "profile": verdict.realistic_profile}
     return result
 
 
