@@ -29,6 +29,7 @@ class Verdict(Record):
     profile: str | None = None  # a calibrated value: the profile it came from
     realistic: Value | None = None  # a model failure: what a real device takes (the calibrated source)
     realistic_profile: str | None = None  # and the profile that says so
+    ideal: Value | None = None  # a calibrated failure: the model's (ideal) value beside it
 
     @property
     def message(self) -> str:
@@ -154,7 +155,14 @@ def _other_source(claim: Claim, source: str, evidence: Evidence) -> Verdict:
     except model.ModelError as error:
         return Verdict(claim, source, "skip", None, str(error))
     profile = _profile_of(provider, claim) if source == "calibrated" else None
-    return Verdict(claim, source, "pass" if holds(actual, claim) else "fail", actual, profile=profile)
+    passed = holds(actual, claim)
+    ideal = None
+    if source == "calibrated" and not passed:
+        try:
+            ideal = evaluate(claim.subject, model.estimate)
+        except (model.ModelError, ArithmeticError, RecursionError):
+            ideal = None
+    return Verdict(claim, source, "pass" if passed else "fail", actual, profile=profile, ideal=ideal)
 
 
 def _published():

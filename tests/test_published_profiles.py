@@ -126,3 +126,51 @@ def test_a_profile_of_ones_own_replaces_the_published_one(tmp_path):
     (verdict,) = report.verdicts
     assert verdict.status == "pass" and verdict.actual.number == pytest.approx(2 * 2 * 4096 ** 2 / 2.5e12)
     assert verdict.profile == f"profile {path}"
+
+
+# --- `in practice`: claims about real hardware ----------------------------------------------------------------------
+
+PRACTICE = """device H100-SXM
+x = bf16[4096, 4096]
+x * 2 in practice ≈ 22.3 µs
+y = x * 3 is ≈ 20 µs:
+    in practice ≈ 30 µs
+"""
+
+
+def test_a_claim_in_practice_is_checked_against_calibrated_and_measured_not_the_model():
+    report = _check(PRACTICE)
+    by_line = {}
+    for verdict in report.verdicts:
+        by_line.setdefault(verdict.claim.span.line, []).append((verdict.source, verdict.status))
+    assert by_line[3] == [("calibrated", "pass"), ("measured", "skip")]  # the model's 20.0 µs judges nothing here
+    assert by_line[4] == [("model", "pass")]  # `is`: the ideal claim, as before
+    assert by_line[5] == [("calibrated", "fail"), ("measured", "skip")]
+
+
+def test_a_failing_claim_in_practice_shows_the_ideal_value_beside_the_real_one():
+    from gpuspec.report import text
+
+    report = _check(PRACTICE)
+    (failed,) = [v for v in report.verdicts if v.status == "fail"]
+    assert failed.ideal.number == pytest.approx(2 * 2 * 4096 ** 2 / 3.35e12)
+    shown = "\n".join(text.failure(failed))
+    assert "ideal 20.03 µs; a real H100-SXM: ≈ 22.26 µs (published profile of H100-SXM)" in shown
+
+
+def test_in_practice_is_parsed_into_the_claim_and_kept_by_the_cache_and_the_formatter():
+    from gpuspec import fmt
+    from gpuspec.parse import parse
+    from gpuspec.text import SpecText
+
+    spec = parse(SpecText("p.gpu", PRACTICE))
+    claims = [c for s in spec.statements if hasattr(s, "claims") for c in s.claims.items]
+    assert [c.practice for c in claims] == [True, False, True]
+    assert fmt.format_text(PRACTICE) == PRACTICE
+
+
+@pytest.mark.parametrize("text", ["x * 2 in practice\n", "x * 2 in practise ≈ 3 µs\n", "x * 2 in ≈ 3 µs\n"])
+def test_in_practice_without_claims_or_misspelt_is_a_syntax_error_in_words(text):
+    report = _check("device H100-SXM\nx = bf16[4096, 4096]\n" + text)
+    assert report.diagnostics and all(d.span is not None and d.span.line == 3 for d in report.diagnostics)
+    assert not report.verdicts

@@ -76,9 +76,13 @@ def realistic_line(verdict: Verdict) -> str:
 
     device = next((w.device.name for w in _workloads(verdict.claim.subject)), None)
     real = f"a real {device}" if device else "on a real device"
-    where = f" ({verdict.realistic_profile})" if verdict.realistic_profile else ""
-    return (f"ideal {show(verdict.actual, verdict.claim.expected)}; {real}: "
-            f"≈ {show(verdict.realistic, verdict.claim.expected)}{where}")
+    if verdict.source == "model":
+        ideal, realistic, profile = verdict.actual, verdict.realistic, verdict.realistic_profile
+    else:
+        ideal, realistic, profile = verdict.ideal, verdict.actual, verdict.profile
+    where = f" ({profile})" if profile else ""
+    return (f"ideal {show(ideal, verdict.claim.expected)}; {real}: "
+            f"≈ {show(realistic, verdict.claim.expected)}{where}")
 
 
 def _workloads(ref):
@@ -97,7 +101,7 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str
              f"    {verdict.message}  [{verdict.source}]"]
     if siblings and len(siblings) > 1:
         lines.append(f"    sources: {sources_line(siblings)}")
-    if verdict.realistic is not None:
+    if verdict.realistic is not None or verdict.ideal is not None:
         lines.append(f"    {realistic_line(verdict)}")
     if claim.quote:
         lines.append(f"    quote: “{claim.quote}”")
