@@ -25,6 +25,7 @@ datasheet figure, and the derivation says so; where that has nothing either, the
 """
 from __future__ import annotations
 
+import math
 import statistics
 from functools import cache
 
@@ -220,26 +221,51 @@ class _Builder:
         return None
 
     def gemm_fixed_cost(self, out):
-        if "tensor_bf16" not in out:
-            return None
-        for who, why in self.chain():
-            rate = out["tensor_bf16"][0] if who == self.name else _Builder(who, self.exclude).rate("tensor_bf16")
+        """observed time − the calibrated model's roofline time for the shape, over the sweep points on this device
+        (else its nearest, else Hopper's, the one swept widely), each with that device's achievable rates."""
+        chain = list(self.chain())
+        swept = [m.device if m.device in devices.catalog() else m.stands_for[0] for m in self.pool
+                 if m.fact == "gemm_efficiency_at" and (m.device in devices.catalog() or m.stands_for)]
+        for name in sorted(set(swept), key=lambda d: (-swept.count(d), d)):
+            if name not in {who for who, _ in chain}:
+                chain.append((name, "a device whose GEMMs were swept over sizes: a fixed cost is a property of "
+                                    "launching and filling a GEMM kernel more than of one chip"))
+        for who, why in chain:
             points = [m for m in self.pool if m.fact == "gemm_efficiency_at" and m.get("dtype") == "bf16"
                       and (m.device == who or who in m.stands_for)]
+            if not points:
+                continue
+            builder = self if who == self.name else _Builder(who, self.exclude)
+            roof = builder.roofline_device(out if who == self.name else None)
             extra, used = [], []
             for m in points:
-                flops = 2.0 * m.get("m") * m.get("n") * m.get("k") * m.get("batch", 1)
-                if flops / rate < LARGE_GEMM_MATH:
-                    extra.append(flops / m.value - flops / rate)
+                shape = (m.get("m"), m.get("n"), m.get("k"), m.get("batch", 1))
+                observed = 2.0 * math.prod(shape) / m.value
+                predicted = _matmul_time(roof, *shape)
+                if predicted < LARGE_GEMM_MATH:
+                    extra.append(observed - predicted)
                     used.append(m)
             if extra:
                 value = max(RESOLUTION, statistics.median(extra))
                 where = "" if why is None else (f"no sweep on {self.name}; {who}'s ({why}), taken as it is, with "
-                                                f"{who}'s achievable rate: ")
+                                                f"{who}'s achievable rates: ")
                 return value, self._derived("gemm_fixed_cost", value, used, f"{where}the median over {len(used)} "
-                                            f"sweep point(s) of observed time − 2·m·n·k / {_show(rate, 'tensor_bf16')} (those whose math "
-                                            "takes under 50 µs)")
+                                            "sweep point(s) of observed time − the model's roofline time for the "
+                                            "shape at the achievable rates (points whose roofline time is under "
+                                            "50 µs)")
         return None
+
+    def roofline_device(self, out=None):
+        """The catalog device with its achievable HBM bandwidth and tensor rates (the profile so far)."""
+        if out is None:
+            out = {}
+            for fact, keep in (("hbm_bandwidth", lambda m: m.get("kernel") in STREAM_KERNELS),
+                               ("tensor_bf16", lambda m: True)):
+                found = self.share(fact, keep)
+                if found:
+                    out[fact] = found
+        facts = {name: value for name, (value, _) in out.items() if name in ("hbm_bandwidth", "tensor_bf16")}
+        return Profile(self.device.title, facts, {}, "the profile so far").apply(self.device)
 
     def link(self, link: str):
         line = self.peak(f"{link}_bandwidth")
@@ -257,6 +283,18 @@ class _Builder:
                                         f"(busbw / line rate per direction), {share:.1%}, times the {link} line rate "
                                         f"{_show(line, 'nvlink_bandwidth')}")
         return None
+
+
+def _matmul_time(device, m: int, n: int, k: int, batch: int) -> float:
+    """The model's time of a bf16 GEMM of that shape on `device` (its default tiles)."""
+    from gpuspec import model
+    from gpuspec.kinds.matmul import Matmul
+    from gpuspec.kinds.matmul.resolve import DEFAULT_TILE
+    from gpuspec.tensors import Tensor
+
+    lead = (batch,) if batch > 1 else ()
+    workload = Matmul(Tensor("a", "bf16", (*lead, m, k)), Tensor("b", "bf16", (*lead, k, n)), DEFAULT_TILE, device)
+    return model.estimate(workload)["time"].number
 
 
 def _line_rate(m: Measurement) -> float | None:

@@ -39,12 +39,26 @@ def test_tensor_rates_and_their_derivation_from_the_bf16_share():
 
 
 def test_gemm_fixed_cost_by_hand():
-    # B200: one sweep point under 50 µs of math at 1.58 PFLOP/s, learn-cuda 2048³ at 1077.67 TFLOP/s:
-    # 2·2048³ / 1077.67e12 − 2·2048³ / rate
+    # B200's one sweep point, learn-cuda bf16 2048³ at 1077.67 TFLOP/s: 2·2048³ / 1077.67e12 = 15.94 µs observed.
+    # The model at the achievable rate (median of 1745.0 and 1414.29 = 1579.6 TFLOP/s): (2048/128)² = 256 tiles on
+    # 148 SMs, 2 waves started, each tile 2·128·128·2048 FLOP / (1579.6e12 / 148) = 6.288 µs: 12.58 µs.
     b200 = published.build("B200")
-    rate = b200.facts["tensor_bf16"]
-    flops = 2 * 2048 ** 3
-    assert b200.facts["gemm_fixed_cost"] == pytest.approx(flops / 1077.67e12 - flops / rate)
+    assert b200.facts["tensor_bf16"] == pytest.approx((1745.0e12 + 1414.29e12) / 2)
+    tile = 2 * 128 * 128 * 2048 / (b200.facts["tensor_bf16"] / 148)
+    assert b200.facts["gemm_fixed_cost"] == pytest.approx(2 * 2048 ** 3 / 1077.67e12 - 2 * tile)
+    assert b200.facts["gemm_fixed_cost"] == pytest.approx(3.37e-6, rel=0.01)
+
+
+def test_a_lone_gemm_takes_its_fixed_cost_on_a_calibrated_device_and_never_in_the_ideal_model():
+    report = _check("device H100-SXM\nset sources = model, calibrated\na = bf16[1024, 1024]\na @ a is ≈ 9 µs\n")
+    ideal, real = sorted(report.verdicts, key=lambda v: v.source != "model")
+    # ideal: 64 tiles, one wave, 2·128·128·1024 FLOP / (989.4 TFLOP/s / 132) = 4.48 µs
+    assert ideal.actual.number == pytest.approx(2 * 128 * 128 * 1024 / (989.4e12 / 132), rel=1e-3)
+    # calibrated: the same at 797.8 TFLOP/s (5.55 µs), plus H100-SXM's published fixed cost (3.8 µs)
+    h100 = published.build("H100-SXM")
+    expected = 2 * 128 * 128 * 1024 / (797.8e12 / 132) + h100.facts["gemm_fixed_cost"]
+    assert real.actual.number == pytest.approx(expected, rel=1e-6) and real.status == "pass"
+    assert "fixed cost" in real.actual.derivation() or real.actual.rule == "{0} + {1}"
 
 
 def test_collective_facts():
