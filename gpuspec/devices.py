@@ -66,6 +66,8 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),
     "collective_latency": (TIME, "the fixed cost of one collective between GPUs, whatever its size"),
     "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
+    "exp_rate": (FLOP_RATE, "exponentials per second of the special-function units (in profiles)"),
+    "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 

@@ -12,11 +12,14 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   prologue, pipeline fill, epilogue): the median over the size sweeps (`gemm_efficiency_at`) of
   observed time − FLOPs / achievable rate, over the sweep points whose math takes under 50 µs (above that the
   difference is noise in the rate).
+- decode_bandwidth: the median of the own batch-1 compiled decode steps' weight bytes / step time (what a decode's
+  weight-streaming kernels reach, well under a copy's bandwidth); else a sibling's or the nearest's share of HBM.
 - kernel_floor: the GPU-side cost of a small kernel run back to back with others (`kernel_gap`).
   graph_node_cost: what a graph node adds beyond that: 0, since the back-to-back gap was measured inside a graph.
 - launch_cost: the host cost of one eager PyTorch op.
 - nvlink_bandwidth / pcie_bandwidth: the link's line rate times the median bus efficiency (busbw / line rate) of
   the large collectives measured over it, so that the model's ring time is NCCL's.
+- exp_rate: no measurement exists; the programming guide's 16 exponentials per clock per SM at the boost clock.
 - collective_latency: the time of the smallest all-reduce measured (32 KiB), which its bandwidth term barely moves.
 Where neither the device nor a sibling has an entry, the nearest sibling in `NEAREST` stands in, as a share of its
 datasheet figure, and the derivation says so; where that has nothing either, the fact is left to the catalog.
@@ -60,6 +63,7 @@ OTHER_PEAKS = {
 # sm_90 (XLA's table) is every Hopper SXM part: its peaks are H100-SXM's.
 ALSO = {"sm_90": "H100-SXM"}
 
+EXP_PER_CLOCK_PER_SM = 16  # CUDA C++ Programming Guide, throughput of exp2f (MUFU) per SM and clock
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
 LARGE_GEMM_MATH = 50e-6  # sweep points whose math takes longer say little about the fixed cost
@@ -169,6 +173,9 @@ class _Builder:
         bw = self.share("hbm_bandwidth", lambda m: m.get("kernel") in STREAM_KERNELS)
         if bw:
             out["hbm_bandwidth"] = bw
+        decode = self.share("decode_bandwidth", peak_fact="hbm_bandwidth")
+        if decode:
+            out["decode_bandwidth"] = decode
         for dtype in TENSOR_DTYPES:
             fact = f"tensor_{dtype}"
             if self.peak(fact) is None:
@@ -182,6 +189,9 @@ class _Builder:
                                 "measurements": [], "origins": out["tensor_bf16"][1]["origins"]}
             if found:
                 out[fact] = found
+        exp = self.exp_rate()
+        if exp:
+            out["exp_rate"] = exp
         fixed = self.gemm_fixed_cost(out)
         if fixed:
             out["gemm_fixed_cost"] = fixed
@@ -204,6 +214,19 @@ class _Builder:
             if found:
                 out[f"{link}_bandwidth"] = found
         return out
+
+    def exp_rate(self):
+        """No published measurement: the programming guide's 16 exponentials per clock per SM (compute capability
+        8.0 to 10.0) at the catalog's boost clock, for every SM."""
+        sms, clock = self.device.fact("sms"), self.device.fact("boost_clock")
+        if sms is None or clock is None:
+            return None
+        value = EXP_PER_CLOCK_PER_SM * sms.value * clock.value
+        return value, {"value": f"{value / 1e12:.3g} T exp/s", "origins": [], "measurements": [],
+                       "how": f"no published measurement of exponential throughput: {EXP_PER_CLOCK_PER_SM} per clock "
+                              f"per SM (the CUDA C++ Programming Guide's arithmetic-instruction throughput table, "
+                              f"exp2 for compute capability 8.0 to 10.0) × {sms.value:g} SMs × the "
+                              f"{clock.value / 1e6:g} MHz boost clock"}
 
     def rate(self, fact: str) -> float:
         found = self.share(fact)

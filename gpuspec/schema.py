@@ -424,6 +424,8 @@ FACTS = {
     "nvlink_bandwidth": Real(1.0, 1e16, "bytes per second"),
     "pcie_bandwidth": Real(1.0, 1e16, "bytes per second"),
     "collective_latency": _TIME,
+    "decode_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "exp_rate": Real(1.0, 1e19, "exponentials per second"),
 }
 PROFILE_FACTS = Record(FACTS, "an object of measured ceilings", optional=tuple(FACTS),
                        others=Refused(f"a measured ceiling gpuspec knows (those are {', '.join(FACTS)})"))

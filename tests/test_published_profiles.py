@@ -188,3 +188,28 @@ def test_in_practice_without_claims_or_misspelt_is_a_syntax_error_in_words(text)
     report = _check("device H100-SXM\nx = bf16[4096, 4096]\n" + text)
     assert report.diagnostics and all(d.span is not None and d.span.line == 3 for d in report.diagnostics)
     assert not report.verdicts
+
+
+def test_decode_weights_stream_at_the_published_decode_bandwidth_and_at_hbm_in_the_ideal_model():
+    # A100-80GB: torchao's compiled bf16 runs print 1418.93 and 1435.54 GB/s: median 1427.2 GB/s (70% of 2039)
+    a100 = published.build("A100-80GB")
+    assert a100.facts["decode_bandwidth"] == pytest.approx(1427.235e9)
+    report = _check("device A100-80GB\nset sources = model, calibrated\n"
+                    "decode llama2-7b, batch 1, context 208 compiled as a CUDA graph is t_weights ≈ 6.6 ms\n")
+    ideal, real = sorted(report.verdicts, key=lambda v: v.source != "model")
+    weights = ideal.actual.inputs[0].number  # t_weights = weight_bytes / bandwidth
+    assert ideal.actual.number == pytest.approx(weights / 2.039e12)
+    assert real.actual.number == pytest.approx(weights / 1427.235e9)
+
+
+def test_attention_exponentials_are_a_third_roof_on_a_calibrated_device_only():
+    spec = ("device H100-SXM\nset sources = model, calibrated\nq = bf16[1, 16, 16384, 128]\n"
+            "attention(q, q, q) fused is ≈ 3.5 ms\n")
+    ideal, real = sorted(_check(spec).verdicts, key=lambda v: v.source != "model")
+    scores = 16 * 16384 ** 2
+    flops = 4 * scores * 128 + 6 * scores
+    assert ideal.actual.number == pytest.approx(flops / 989.4e12)  # the ideal model: the tensor roof alone
+    exp_rate = 16 * 132 * 1.98e9  # the programming guide's 16 exp per clock per SM, 132 SMs, 1980 MHz
+    assert published.build("H100-SXM").facts["exp_rate"] == pytest.approx(exp_rate)
+    assert real.actual.number == pytest.approx(flops / 797.8e12 + scores / exp_rate)  # 2.79 ms + 1.03 ms
+    assert real.status == "pass"  # tritonbench's FA3 measured 3.54 ms
