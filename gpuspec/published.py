@@ -16,7 +16,8 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   weight-streaming kernels reach, well under a copy's bandwidth); else a sibling's or the nearest's share of HBM.
 - kernel_floor: the GPU-side cost of a small kernel run back to back with others (`kernel_gap`).
   graph_node_cost: what a graph node adds beyond that: 0, since the back-to-back gap was measured inside a graph.
-- launch_cost: the host cost of one eager PyTorch op.
+- launch_cost: the host cost of one eager PyTorch op; cpp_launch_cost: of one launch from a C++ loop (the
+  device's own measurements first, then those standing for it).
 - nvlink_bandwidth / pcie_bandwidth: the link's line rate times the median bus efficiency (busbw / line rate) of
   the large collectives measured over it, so that the model's ring time is NCCL's.
 - exp_rate: no measurement exists; the programming guide's 16 exponentials per clock per SM at the boost clock.
@@ -203,6 +204,9 @@ class _Builder:
                                                   "nothing the benchmark resolves (written as 1 ns: a profile's "
                                                   "times are positive)",
                                            "measurements": [], "origins": gap[1]["origins"]}
+        cpp = self.nearest_value("cpp_launch_cost")
+        if cpp:
+            out["cpp_launch_cost"] = cpp
         eager = self.nearest_value("launch_cost")
         if eager:
             out["launch_cost"] = eager
@@ -235,7 +239,8 @@ class _Builder:
     def nearest_value(self, fact: str):
         """A per-kernel or per-call cost: the device's own median, else one standing for it, else the nearest's."""
         for who, why in self.chain():
-            chosen = [m for m in self.pool if m.fact == fact and (m.device == who or who in m.stands_for)]
+            chosen = ([m for m in self.pool if m.fact == fact and m.device == who]
+                      or [m for m in self.pool if m.fact == fact and who in m.stands_for])  # its own first
             if chosen:
                 value = statistics.median(m.value for m in chosen)
                 where = (f"the median of {len(chosen)} measurement(s) on {self.name} or standing for it" if why is None

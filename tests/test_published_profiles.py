@@ -213,3 +213,43 @@ def test_attention_exponentials_are_a_third_roof_on_a_calibrated_device_only():
     assert published.build("H100-SXM").facts["exp_rate"] == pytest.approx(exp_rate)
     assert real.actual.number == pytest.approx(flops / 797.8e12 + scores / exp_rate)  # 2.79 ms + 1.03 ms
     assert real.status == "pass"  # tritonbench's FA3 measured 3.54 ms
+
+
+# --- who launches a stream ------------------------------------------------------------------------------------------
+
+STREAM = "device H200\nb = fp64[4096]\ns = b * 0.25 with 256 threads per block\n"
+
+
+def test_a_stream_launched_from_cpp_takes_the_cpp_launch_cost():
+    # 30,000 launches of a tiny kernel are host-bound: 30,000 × the host's cost per launch, then the last kernel
+    eager = _check(STREAM + "30000 launches of s is ≈ 108 ms\n")
+    cpp = _check(STREAM + "set launched_from = cpp\n30000 launches of s is ≈ 75 ms\n")
+    assert eager.verdicts[0].actual.number == pytest.approx(30000 * 3.6e-6 + 2e-6)  # the catalog's PyTorch op
+    assert cpp.verdicts[0].actual.number == pytest.approx(30000 * 2.5e-6 + 2e-6)  # the catalog's C++ launch
+    real = _check(STREAM + "set launched_from = cpp\n30000 launches of s in practice ≈ 75.6 ms\n")
+    calibrated = real.verdicts[0]
+    assert calibrated.source == "calibrated" and calibrated.status == "pass"
+    assert calibrated.actual.number == pytest.approx(30000 * 2.52e-6 + 1.285e-6)  # RRZE's H200 C++ loop
+
+
+@pytest.mark.parametrize("value, words", [("rust", "not `rust`"), ("cpp, pytorch", "not `cpp pytorch`"),
+                                          ("3 µs", "not a number"), ("CPP", "not `CPP`")])
+def test_launched_from_refuses_what_it_does_not_know_in_words(value, words):
+    report = _check(STREAM + f"set launched_from = {value}\n30000 launches of s is ≈ 75 ms\n")
+    (problem,) = report.diagnostics
+    assert problem.code == "bad-setting" and words in problem.message and problem.span.line == 4
+    assert "pytorch or cpp" in problem.message
+
+
+def test_a_stream_from_cpp_is_not_measured_by_a_python_harness_and_a_pytorch_stream_keeps_its_key():
+    from gpuspec import harness, pipeline
+    from gpuspec.text import SpecText
+
+    eager = pipeline.compile_text(SpecText("a.gpu", STREAM + "30000 launches of s is ≈ 108 ms\n"))
+    cpp = pipeline.compile_text(SpecText("b.gpu", STREAM + "set launched_from = cpp\n30000 launches of s is ≈ 75 ms\n"))
+    [(_, _, stream)] = [w for w in eager.workloads if w[2].kind == "stream"]
+    [(_, _, from_cpp)] = [w for w in cpp.workloads if w[2].kind == "stream"]
+    assert "launched_from" not in harness._structure(stream)  # the key a saved result of it was filed under
+    assert harness.workload_key("", stream) != harness.workload_key("", from_cpp)
+    _, refused = harness.plans(cpp)
+    assert any("launches from Python" in reason for _, reason in refused)

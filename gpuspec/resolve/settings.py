@@ -1,16 +1,17 @@
 """`set ...`: the file's settings (tolerance, sources, mode, threads, per-block resources, sample window), each
-checked, in force for the statements after it."""
+checked, in force for the statements after it; `launched_from` says who launches a stream's kernels."""
 from __future__ import annotations
 
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.program import SOURCES
 from gpuspec.resolve.checked import in_range, same_dimension, whole_number
 from gpuspec.resolve.quantities import tolerance, unit
 from gpuspec.resolve.scope import Scope, invalid
 
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window")
+            "sample_window", "launched_from")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:
@@ -18,6 +19,15 @@ def setting(written: nodes.Setting, scope: Scope) -> None:
     if name not in SETTINGS:
         raise invalid("unknown-setting", f"unknown setting `{name}`", span,
                       did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
+    if name == "launched_from":
+        words = written.words or ()
+        if len(words) != 1 or words[0] not in LAUNCHERS:
+            shown = f"`{' '.join(words)}`" if words else "a number"
+            raise invalid("bad-setting", f"`launched_from` takes pytorch or cpp, not {shown}", span,
+                          (did_you_mean(words[0], tuple(LAUNCHERS)) if len(words) == 1 else None)
+                          or "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel")
+        scope.launched_from = words[0]
+        return
     if name in ("sources", "mode"):
         allowed = SOURCES if name == "sources" else kinds.mode_words()
         if not written.words:
