@@ -69,6 +69,8 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
     "exp_rate": (FLOP_RATE, "exponentials per second of the special-function units (in profiles)"),
     "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),
+    "decode_bandwidth_int8": (BANDWIDTH, "the same with int8 weight-only quantized weights (in profiles)"),
+    "decode_bandwidth_fp8": (BANDWIDTH, "the same with fp8 weight-only quantized weights (in profiles)"),
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 

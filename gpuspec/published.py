@@ -14,6 +14,7 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   difference is noise in the rate).
 - decode_bandwidth: the median of the own batch-1 compiled decode steps' weight bytes / step time (what a decode's
   weight-streaming kernels reach, well under a copy's bandwidth); else a sibling's or the nearest's share of HBM.
+  decode_bandwidth_int8, _fp8: the same for weight-only quantized weights (their kernels dequantize as they read).
 - kernel_floor: the GPU-side cost of a small kernel run back to back with others (`kernel_gap`).
   graph_node_cost: what a graph node adds beyond that: 0, since the back-to-back gap was measured inside a graph.
 - launch_cost: the host cost of one eager PyTorch op; cpp_launch_cost: of one launch from a C++ loop (the
@@ -65,6 +66,7 @@ OTHER_PEAKS = {
 ALSO = {"sm_90": "H100-SXM"}
 
 EXP_PER_CLOCK_PER_SM = 16  # CUDA C++ Programming Guide, throughput of exp2f (MUFU) per SM and clock
+DECODE_FACTS = ("decode_bandwidth", "decode_bandwidth_int8", "decode_bandwidth_fp8")
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
 LARGE_GEMM_MATH = 50e-6  # sweep points whose math takes longer say little about the fixed cost
@@ -174,9 +176,10 @@ class _Builder:
         bw = self.share("hbm_bandwidth", lambda m: m.get("kernel") in STREAM_KERNELS)
         if bw:
             out["hbm_bandwidth"] = bw
-        decode = self.share("decode_bandwidth", peak_fact="hbm_bandwidth")
-        if decode:
-            out["decode_bandwidth"] = decode
+        for fact in DECODE_FACTS:
+            decode = self.share(fact, peak_fact="hbm_bandwidth")
+            if decode:
+                out[fact] = decode
         for dtype in TENSOR_DTYPES:
             fact = f"tensor_{dtype}"
             if self.peak(fact) is None:

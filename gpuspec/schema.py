@@ -425,6 +425,8 @@ FACTS = {
     "pcie_bandwidth": Real(1.0, 1e16, "bytes per second"),
     "collective_latency": _TIME,
     "decode_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "decode_bandwidth_int8": Real(1.0, 1e16, "bytes per second"),
+    "decode_bandwidth_fp8": Real(1.0, 1e16, "bytes per second"),
     "cpp_launch_cost": _TIME,
     "exp_rate": Real(1.0, 1e19, "exponentials per second"),
 }

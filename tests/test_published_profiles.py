@@ -253,3 +253,18 @@ def test_a_stream_from_cpp_is_not_measured_by_a_python_harness_and_a_pytorch_str
     assert harness.workload_key("", stream) != harness.workload_key("", from_cpp)
     _, refused = harness.plans(cpp)
     assert any("launches from Python" in reason for _, reason in refused)
+
+
+def test_quantized_weights_stream_at_their_own_decode_bandwidth():
+    # H100-SXM: torchao's int8 weight-only run prints 1495.41 GB/s, the fp8 one 1339.93, bf16 1904.75
+    h100 = published.build("H100-SXM")
+    assert (h100.facts["decode_bandwidth_int8"], h100.facts["decode_bandwidth_fp8"]) == (1495.41e9, 1339.93e9)
+    times = {}
+    for dtype in ("bf16", "int8", "fp8"):
+        weights = "" if dtype == "bf16" else f", weights {dtype}, kv bf16"
+        report = _check("device H100-SXM\nset sources = calibrated\n"
+                        f"decode llama3.1-8b, batch 1, context 208{weights} compiled as a CUDA graph is t_weights ≈ 1 ms\n")
+        (verdict,) = report.verdicts
+        times[dtype] = verdict.actual
+    for dtype, bandwidth in (("bf16", 1904.75e9), ("int8", 1495.41e9), ("fp8", 1339.93e9)):
+        assert times[dtype].number == pytest.approx(times[dtype].inputs[0].number / bandwidth)

@@ -77,10 +77,13 @@ def weight_bytes(e: Estimate) -> Value:
 
 def _weight_bandwidth(e: Estimate) -> Value:
     """What the weight-streaming kernels read at: the HBM bandwidth, or where a profile measured it, the bandwidth
-    a batch-1 decode's weight reads reach (decode_bandwidth: ~70% of an A100's HBM, ~57% of an H100's)."""
-    if e.device.fact("decode_bandwidth") is None:
-        return e.fact("hbm_bandwidth")
-    return e.fact("decode_bandwidth")
+    a batch-1 decode's weight reads reach (decode_bandwidth: ~70% of an A100's HBM, ~57% of an H100's), and with
+    weights quantized to int8 or fp8, that of their dequantizing kernels (decode_bandwidth_int8, _fp8) if measured."""
+    quantized = f"decode_bandwidth_{e.workload.weight_dtype}"
+    for name in (quantized, "decode_bandwidth"):
+        if name in ("decode_bandwidth_int8", "decode_bandwidth_fp8", "decode_bandwidth") and e.device.fact(name):
+            return e.fact(name)
+    return e.fact("hbm_bandwidth")
 
 
 def t_weights(e: Estimate) -> Value:
