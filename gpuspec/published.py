@@ -17,6 +17,7 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   decode_bandwidth_int8, _fp8: the same for weight-only quantized weights (their kernels dequantize as they read).
 - kernel_floor: the GPU-side cost of a small kernel run back to back with others (`kernel_gap`).
   graph_node_cost: what a graph node adds beyond that: 0, since the back-to-back gap was measured inside a graph.
+- model_op_cost: the host time per kernel of an LLM's model code run eagerly (host-bound eager decode runs).
 - launch_cost: the host cost of one eager PyTorch op; cpp_launch_cost: of one launch from a C++ loop (the
   device's own measurements first, then those standing for it).
 - nvlink_bandwidth / pcie_bandwidth: the link's line rate times the median bus efficiency (busbw / line rate) of
@@ -207,6 +208,9 @@ class _Builder:
                                                   "nothing the benchmark resolves (written as 1 ns: a profile's "
                                                   "times are positive)",
                                            "measurements": [], "origins": gap[1]["origins"]}
+        op = self.nearest_value("model_op_cost")
+        if op:
+            out["model_op_cost"] = op
         cpp = self.nearest_value("cpp_launch_cost")
         if cpp:
             out["cpp_launch_cost"] = cpp

@@ -268,3 +268,15 @@ def test_quantized_weights_stream_at_their_own_decode_bandwidth():
         times[dtype] = verdict.actual
     for dtype, bandwidth in (("bf16", 1904.75e9), ("int8", 1495.41e9), ("fp8", 1339.93e9)):
         assert times[dtype].number == pytest.approx(times[dtype].inputs[0].number / bandwidth)
+
+
+def test_an_eager_decode_step_launches_at_the_model_code_cost_per_kernel():
+    # torchao's eager runs: 43.54 ms / 480 kernels = 90.7 µs and 42.25 ms / 480 = 88.0 µs: median 89.35 µs
+    spec = ("device A100-80GB\nset sources = calibrated\n"
+            "decode llama2-7b, batch 1, context 208 eager is launch_cost ≈ 89 µs\n"
+            "decode llama2-7b, batch 1, context 208 compiled is launch_cost ≈ 3.6 µs\n")
+    eager, compiled = _check(spec).verdicts
+    assert eager.actual.number == pytest.approx(89.35e-6) and eager.status == "pass"
+    assert compiled.actual.number == pytest.approx(3.57e-6)  # compiled code launches at a bare op's cost
+    ideal = _check(spec.replace("set sources = calibrated", "set sources = model")).verdicts[0]
+    assert ideal.actual.number == pytest.approx(3.6e-6)  # the ideal model: the catalog's PyTorch op

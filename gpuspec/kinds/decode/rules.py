@@ -16,6 +16,9 @@ Rules:
   builds from too).
 - Where a profile measured decode_bandwidth (no datasheet has it), the weight-reading kernels read at it rather
   than at the HBM bandwidth: a batch-1 decode's weight reads reach less than a copy does.
+- An eager step on a device whose profile gives model_op_cost launches each kernel at that cost instead: the host
+  time per kernel of real model code run op by op (module calls, views, cache updates between the kernels; about
+  90 µs per counted kernel for gpt-fast-style Llama code), which dwarfs a bare op's launch.
 - The host launches them one by one at launch_cost each (or once, as a CUDA graph, when each kernel costs
   graph_node_cost more on the GPU); the queue decides the step time. `step_time_serial` adds launches and
   GPU time as if nothing overlapped.
@@ -60,7 +63,11 @@ def launches_(e: Estimate) -> Value:
 
 
 def launch_cost(e: Estimate) -> Value:
-    return e.fact("graph_launch_cost" if e.workload.graph else "launch_cost")
+    if e.workload.graph:
+        return e.fact("graph_launch_cost")
+    if e.workload.mode == "eager" and e.device.fact("model_op_cost") is not None:
+        return e.fact("model_op_cost")  # a profile's: the host cost per kernel of real model code run eagerly
+    return e.fact("launch_cost")
 
 
 def launch_time(e: Estimate) -> Value:
@@ -214,7 +221,7 @@ def _timeline(e: Estimate) -> launches.Timeline:
                 cached = launches.run(pattern, layers, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
                                       e.fact("graph_node_cost").number)
             else:
-                cached = launches.run(pattern, layers, e.fact("launch_cost").number, w.sample_window)
+                cached = launches.run(pattern, layers, e["launch_cost"].number, w.sample_window)
         except OverflowError:  # its end lies beyond the largest float: say so, with the inputs that put it there
             cost = e["launch_cost"]
             raise NotFinite(f"the launch queue overflows: {e['launches'].format()} launches at {cost.format()} each, "
