@@ -35,8 +35,9 @@ class Profile:
         facts = {}
         for name, value in self.facts.items():
             dimension = devices.FIELDS[name][0]
-            how = self.derivations.get(name, {}).get("how")
-            note = f"{self.path}: {how}" if how else f"measured: {self.path or 'profile'}"
+            derived = self.derivations.get(name) if isinstance(self.derivations, dict) else None
+            how = derived.get("how") if isinstance(derived, dict) else None
+            note = f"{self.path}: {how}" if isinstance(how, str) and how else f"measured: {self.path or 'profile'}"
             facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=note)
         return device.with_facts(f"{device.name} (calibrated)", facts)
 
@@ -78,7 +79,9 @@ def load(path: str | Path) -> Profile:
 def _profile(data: dict, path: str) -> Profile:
     provenance = dict(data.get("provenance") or {})
     gpu = data.get("gpu") or provenance.get("gpu") or ""
-    return Profile(gpu, {name: float(value) for name, value in data["facts"].items()}, provenance, path)
+    profile = Profile(gpu, {name: float(value) for name, value in data["facts"].items()}, provenance, path)
+    profile.derivations = data.get("derivations") or {}  # a published profile written out says how (text only)
+    return profile
 
 
 def read_report(path: str | Path) -> dict:

@@ -374,3 +374,28 @@ def build(device: str, exclude=()) -> Profile:
 def bundled(device: str) -> Profile | None:
     """The published profile gpuspec ships for a catalog device (None for a device of the user's own)."""
     return build(device) if device in devices.catalog() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m gpuspec.published DEVICE [--exclude ORIGIN ...]`: the published profile as the JSON a profile file
+    holds (a file `--profile` reads), every fact with its derivation."""
+    import argparse
+    import sys
+
+    from gpuspec.files import json_bytes
+
+    parser = argparse.ArgumentParser(prog="python -m gpuspec.published", description=main.__doc__)
+    parser.add_argument("device", help=f"a catalog device ({', '.join(devices.catalog())})")
+    parser.add_argument("--exclude", action="append", default=[], metavar="ORIGIN",
+                        help=f"leave a source's measurements out (one of {', '.join(origins())})")
+    args = parser.parse_args(argv)
+    unknown = [o for o in args.exclude if o not in origins()]
+    if args.device not in devices.catalog() or unknown:
+        what = f"origin {unknown[0]!r}" if unknown else f"device {args.device!r}"
+        parser.error(f"no {what} in the published measurements")
+    sys.stdout.buffer.write(json_bytes(data(args.device, tuple(args.exclude))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

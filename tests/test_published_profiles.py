@@ -280,3 +280,41 @@ def test_an_eager_decode_step_launches_at_the_model_code_cost_per_kernel():
     assert compiled.actual.number == pytest.approx(3.57e-6)  # compiled code launches at a bare op's cost
     ideal = _check(spec.replace("set sources = calibrated", "set sources = model")).verdicts[0]
     assert ideal.actual.number == pytest.approx(3.6e-6)  # the ideal model: the catalog's PyTorch op
+
+
+def test_a_published_profile_written_out_is_a_profile_file_that_keeps_its_derivations(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gpuspec.published", "A100-80GB", "--exclude", "torchao"],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "a100.json"
+    path.write_bytes(done.stdout)
+    loaded = calibrate.load(path)
+    assert loaded.facts == published.build("A100-80GB", exclude=("torchao",)).facts
+    assert "decode_bandwidth" not in loaded.facts  # torchao's numbers left out
+    applied = loaded.apply(devices.catalog()["A100-80GB"])
+    assert "the median of 3 measurement(s)" in applied.fact("hbm_bandwidth").note
+
+
+@pytest.mark.parametrize("derivations", [[1, 2], {"hbm_bandwidth": "text"}, {"hbm_bandwidth": {"how": 5}}])
+def test_odd_derivations_in_a_profile_file_change_nothing_but_the_note(tmp_path, derivations):
+    import json
+
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"version": calibrate.VERSION, "gpu": "NVIDIA A100-SXM4-80GB",
+                                "facts": {"hbm_bandwidth": 1.7e12}, "derivations": derivations}), encoding="utf-8")
+    applied = calibrate.load(path).apply(devices.catalog()["A100-80GB"])
+    assert applied.fact("hbm_bandwidth").value == 1.7e12
+    assert applied.fact("hbm_bandwidth").note == f"measured: {path}"
+
+
+def test_the_command_refuses_what_it_does_not_know():
+    import subprocess
+    import sys
+
+    for args in (["H900"], ["H200", "--exclude", "nope"]):
+        done = subprocess.run([sys.executable, "-m", "gpuspec.published", *args], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr and "no " in done.stderr
