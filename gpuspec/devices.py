@@ -61,6 +61,8 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "tdp": (POWER, "board power"),
     "launch_cost": (TIME, "host time to launch one kernel from eager PyTorch"),
     "cpp_launch_cost": (TIME, "host time to launch one kernel from a C++ loop of cudaLaunchKernel"),
+    "nvlink_bandwidth_ring": (BANDWIDTH, "NVLink bandwidth NCCL's ring reaches (measured, in profiles)"),
+    "nvlink_bandwidth_nvls": (BANDWIDTH, "NVLink bandwidth NCCL's NVLS reaches (measured, in profiles)"),
     "model_op_cost": (TIME, "host time per kernel of an LLM's model code run eagerly (measured, in profiles)"),
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
     "graph_launch_cost": (TIME, "host time to launch one CUDA graph"),

@@ -23,6 +23,7 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
 - nvlink_bandwidth / pcie_bandwidth: the link's line rate times the median bus efficiency (busbw / line rate) of
   the large collectives measured over it, so that the model's ring time is NCCL's.
 - exp_rate: no measurement exists; the programming guide's 16 exponentials per clock per SM at the boost clock.
+  nvlink_bandwidth_ring and _nvls: the same over the runs of one NCCL algorithm (`set nccl_algorithm = ...`).
 - collective_latency: the time of the smallest all-reduce measured (32 KiB), which its bandwidth term barely moves.
 Where neither the device nor a sibling has an entry, the nearest sibling in `NEAREST` stands in, as a share of its
 datasheet figure, and the derivation says so; where that has nothing either, the fact is left to the catalog.
@@ -224,6 +225,10 @@ class _Builder:
             found = self.link(link)
             if found:
                 out[f"{link}_bandwidth"] = found
+        for algorithm in ("ring", "nvls"):
+            found = self.link("nvlink", algorithm)
+            if found:
+                out[f"nvlink_bandwidth_{algorithm}"] = found
         return out
 
     def exp_rate(self):
@@ -302,19 +307,24 @@ class _Builder:
         facts = {name: value for name, (value, _) in out.items() if name in ("hbm_bandwidth", "tensor_bf16")}
         return Profile(self.device.title, facts, {}, "the profile so far").apply(self.device)
 
-    def link(self, link: str):
+    def link(self, link: str, algorithm: str | None = None):
+        """The link's effective bandwidth: line rate × the median bus efficiency of the collectives measured over it
+        (of one NCCL algorithm, if given)."""
         line = self.peak(f"{link}_bandwidth")
         if line is None:
             return None
         for who, why in self.chain():
             chosen = [m for m in self.pool if m.fact == "collective_bus_efficiency"
-                      and (m.device == who or who in m.stands_for) and _line_rate(m)]
+                      and (m.device == who or who in m.stands_for) and _line_rate(m)
+                      and (algorithm is None or m.get("algorithm") == algorithm)]
             if link == "pcie" or not chosen:
                 continue
             share = statistics.median(m.value / _line_rate(m) for m in chosen)
             value = share * line
             where = "" if why is None else f"no collective measured on {self.name}; {who}'s ({why}): "
-            return value, self._derived(f"{link}_bandwidth", value, chosen, f"{where}the median bus efficiency "
+            name = f"{link}_bandwidth" + (f"_{algorithm}" if algorithm else "")
+            which = f" of {algorithm} runs" if algorithm else ""
+            return value, self._derived(name, value, chosen, f"{where}the median bus efficiency{which} "
                                         f"(busbw / line rate per direction), {share:.1%}, times the {link} line rate "
                                         f"{_show(line, 'nvlink_bandwidth')}")
         return None

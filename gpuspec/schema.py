@@ -423,6 +423,8 @@ FACTS = {
     "gemm_fixed_cost": _TIME,
     "nvlink_bandwidth": Real(1.0, 1e16, "bytes per second"),
     "pcie_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "nvlink_bandwidth_ring": Real(1.0, 1e16, "bytes per second"),
+    "nvlink_bandwidth_nvls": Real(1.0, 1e16, "bytes per second"),
     "collective_latency": _TIME,
     "decode_bandwidth": Real(1.0, 1e16, "bytes per second"),
     "decode_bandwidth_int8": Real(1.0, 1e16, "bytes per second"),

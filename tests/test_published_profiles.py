@@ -318,3 +318,30 @@ def test_the_command_refuses_what_it_does_not_know():
         done = subprocess.run([sys.executable, "-m", "gpuspec.published", *args], capture_output=True, text=True,
                               timeout=120)
         assert done.returncode == 2 and "Traceback" not in done.stderr and "no " in done.stderr
+
+
+# --- NCCL's algorithm -----------------------------------------------------------------------------------------------
+
+def test_a_collective_takes_the_bus_efficiency_of_its_nccl_algorithm():
+    h200 = published.build("H200")
+    # ring runs: 367.61, 365.6, 363.3 GB/s busbw of 450: median 365.6 / 450; NVLS: 482.26, 473.1, 475: 475 / 450
+    assert h200.facts["nvlink_bandwidth_ring"] == pytest.approx(365.6 / 450 * 900e9)
+    assert h200.facts["nvlink_bandwidth_nvls"] == pytest.approx(475 / 450 * 900e9)
+    times = {}
+    for algorithm in ("auto", "ring", "nvls"):
+        report = _check(f"device H200\nset sources = calibrated\nset nccl_algorithm = {algorithm}\n"
+                        "all_reduce(8 GiB) across 8 GPUs over nvlink is transfer_time ≈ 40 ms\n")
+        times[algorithm] = report.verdicts[0].actual.number
+    wire = 2 * 7 / 8 * 8 * 2 ** 30
+    assert times["ring"] == pytest.approx(wire / (365.6 / 450 * 450e9))
+    assert times["nvls"] == pytest.approx(wire / (475 / 450 * 450e9))
+    assert times["auto"] == pytest.approx(wire / (h200.facts["nvlink_bandwidth"] / 2))
+    ideal = _check("device H200\nset nccl_algorithm = ring\n"
+                   "all_reduce(8 GiB) across 8 GPUs over nvlink is transfer_time ≈ 40 ms\n").verdicts[0]
+    assert ideal.actual.number == pytest.approx(wire / 450e9)  # the ideal model: the line rate, whatever the algorithm
+
+
+def test_nccl_algorithm_refuses_what_it_does_not_know():
+    report = _check("device H200\nset nccl_algorithm = tree\nall_reduce(1 GiB) across 8 GPUs over nvlink is ≈ 5 ms\n")
+    (problem,) = report.diagnostics
+    assert problem.code == "bad-setting" and "auto, ring or nvls, not `tree`" in problem.message
