@@ -111,8 +111,8 @@ def measurements() -> tuple[Measurement, ...]:
         missing = [k for k in ("id", "device", "fact", "value", "unit", "origin", "source", "conditions", "how")
                    if k not in entry]
         if missing or entry.get("unit") not in UNITS:
-            raise ProfileError(f"catalog/published.toml: measurement {number} ({entry.get('id', 'no id')}): "
-                               f"{'missing ' + ', '.join(missing) if missing else 'unknown unit ' + repr(entry['unit'])}")
+            wrong = f"missing {', '.join(missing)}" if missing else f"unknown unit {entry['unit']!r}"
+            raise ProfileError(f"catalog/published.toml: measurement {number} ({entry.get('id', 'no id')}): {wrong}")
         found.append(Measurement(entry))
     return tuple(found)
 

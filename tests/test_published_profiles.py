@@ -262,8 +262,8 @@ def test_quantized_weights_stream_at_their_own_decode_bandwidth():
     times = {}
     for dtype in ("bf16", "int8", "fp8"):
         weights = "" if dtype == "bf16" else f", weights {dtype}, kv bf16"
-        report = _check("device H100-SXM\nset sources = calibrated\n"
-                        f"decode llama3.1-8b, batch 1, context 208{weights} compiled as a CUDA graph is t_weights ≈ 1 ms\n")
+        report = _check("device H100-SXM\nset sources = calibrated\ndecode llama3.1-8b, batch 1, context 208"
+                        f"{weights} compiled as a CUDA graph is t_weights ≈ 1 ms\n")
         (verdict,) = report.verdicts
         times[dtype] = verdict.actual
     for dtype, bandwidth in (("bf16", 1904.75e9), ("int8", 1495.41e9), ("fp8", 1339.93e9)):
@@ -345,3 +345,19 @@ def test_nccl_algorithm_refuses_what_it_does_not_know():
     report = _check("device H200\nset nccl_algorithm = tree\nall_reduce(1 GiB) across 8 GPUs over nvlink is ≈ 5 ms\n")
     (problem,) = report.diagnostics
     assert problem.code == "bad-setting" and "auto, ring or nvls, not `tree`" in problem.message
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"id": "x", "device": "H200"}, "measurement 1 (x): missing fact, value, unit, origin, source, conditions, how"),
+    ({"id": "y", "device": "H200", "fact": "hbm_bandwidth", "value": 1, "unit": "furlongs", "origin": "o",
+      "source": "s", "conditions": "c", "how": "h"}, "measurement 1 (y): unknown unit 'furlongs'"),
+])
+def test_a_malformed_published_entry_is_named_in_words(monkeypatch, entry, words):
+    monkeypatch.setattr(published, "catalog_data", lambda name: {"measurement": [entry]})
+    published.measurements.cache_clear()
+    try:
+        with pytest.raises(calibrate.ProfileError) as raised:
+            published.measurements()
+        assert str(raised.value) == f"catalog/published.toml: {words}"
+    finally:
+        published.measurements.cache_clear()
