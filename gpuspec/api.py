@@ -446,13 +446,29 @@ def explain(path: str, line: int | None = None) -> list[Explanation]:
         except RecursionError:
             values, errors = [], [TOO_DEEP_TO_EXPLAIN]
         title = f"{text}  [{workload.setting}]"
-        found.append(Explanation(span, title, tuple(values), tuple(errors)))
+        found.append(Explanation(span, title, tuple(values), tuple(errors), _realistic(workload, values)))
     covered = {n for e in found for n in range(e.span.line, e.span.end_line + 1)}  # claims in a workload's block
     for claim in program.claims:
         if claim.span.line in covered or (line is not None and claim.span.line != line):
             continue
         found.append(_claim_explanation(claim))
     return sorted(found, key=lambda e: (e.span.line, e.span.column))
+
+
+def _realistic(workload, values) -> str | None:
+    """`time` on a real device beside the ideal one: the workload by its device's published profile."""
+    from gpuspec.sources import NotAvailable, Published
+
+    ideal = next((v for v in values if v.name == "time"), None)
+    if ideal is None:
+        return None
+    published = Published()
+    try:
+        real = published.estimate(workload)["time"]
+        where = published.label(workload.device)
+    except (NotAvailable, model.ModelError, ArithmeticError, RecursionError):
+        return None
+    return f"ideal {ideal.format()}; a real {workload.device.name}: ≈ {real.format()} ({where})"
 
 
 TOO_DEEP_TO_EXPLAIN = "this expression is nested too deeply to explain: split it into named values"

@@ -26,6 +26,10 @@ class Verdict(Record):
     actual: Value | None
     reason: str | None = None  # why a claim was skipped
     hint: str | None = None    # for a failure: the usual mistake its number fits, if any
+    profile: str | None = None  # a calibrated value: the profile it came from
+    realistic: Value | None = None  # a model failure: what a real device takes (the calibrated source)
+    realistic_profile: str | None = None  # and the profile that says so
+    ideal: Value | None = None  # a calibrated failure: the model's (ideal) value beside it
 
     @property
     def message(self) -> str:
@@ -138,6 +142,8 @@ def _other_source(claim: Claim, source: str, evidence: Evidence) -> Verdict:
     from gpuspec.sources import NotAvailable
 
     provider = evidence.calibrated if source == "calibrated" else evidence.measured
+    if provider is None and source == "calibrated":
+        provider = _published()
     if provider is None:
         status = "fail" if source == "measured" and evidence.require_measure else "skip"
         return Verdict(claim, source, status, None, _SKIP_REASONS[source])
@@ -148,7 +154,60 @@ def _other_source(claim: Claim, source: str, evidence: Evidence) -> Verdict:
         return Verdict(claim, source, status, None, str(reason))
     except model.ModelError as error:
         return Verdict(claim, source, "skip", None, str(error))
-    return Verdict(claim, source, "pass" if holds(actual, claim) else "fail", actual)
+    profile = _profile_of(provider, claim) if source == "calibrated" else None
+    passed = holds(actual, claim)
+    ideal = None
+    if source == "calibrated" and not passed:
+        try:
+            ideal = evaluate(claim.subject, model.estimate)
+        except (model.ModelError, ArithmeticError, RecursionError):
+            ideal = None
+    return Verdict(claim, source, "pass" if passed else "fail", actual, profile=profile, ideal=ideal)
+
+
+def _published():
+    """The calibrated source when no profile was given: each catalog device's published profile."""
+    from gpuspec.sources import Published
+
+    return Published()
+
+
+def _device_of(ref):
+    """The device of the first workload a claim's subject is about (None for a value over no workload)."""
+    if isinstance(ref, MetricRef):
+        return ref.workload.device
+    if isinstance(ref, FactRef):
+        return getattr(ref, "device", None)
+    for child in getattr(ref, "args", ()) or ((ref.expr,) if hasattr(ref, "expr") else ()):
+        found = _device_of(child)
+        if found is not None:
+            return found
+    return None
+
+
+def _profile_of(provider, claim: Claim) -> str | None:
+    from gpuspec.sources import NotAvailable
+
+    device = _device_of(claim.subject)
+    try:
+        return provider.label(device) if device is not None else None
+    except NotAvailable:
+        return None
+
+
+def _realistic(claim: Claim, evidence: Evidence) -> tuple[Value | None, str | None]:
+    """What the calibrated source (the user's profile, else the published one) says of a claim the model fails:
+    shown beside the ideal value, judging nothing."""
+    from gpuspec.sources import NotAvailable
+
+    if not _touches(claim.subject, _calibrated_metric):
+        return None, None
+    provider = evidence.calibrated or _published()
+    try:
+        actual = evaluate(claim.subject, provider.estimate, provider.device)
+    except (NotAvailable, model.ModelError, ArithmeticError, RecursionError):
+        return None, None
+    return actual, _profile_of(provider, claim)
 
 
 def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verdict], list[Diagnostic]]:
@@ -172,7 +231,9 @@ def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verd
                 break
             passed = holds(actual, claim)
             hint = None if passed else _diagnose(actual, claim)
-            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, None, hint))
+            realistic, profile = (None, None) if passed else _realistic(claim, evidence)
+            verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, None, hint,
+                                    realistic=realistic, realistic_profile=profile))
     return verdicts, errors
 
 

@@ -61,11 +61,20 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "pcie_bandwidth": (BANDWIDTH, "PCIe bandwidth"),
     "tdp": (POWER, "board power"),
     "launch_cost": (TIME, "host time to launch one kernel from eager PyTorch"),
+    "cpp_launch_cost": (TIME, "host time to launch one kernel from a C++ loop of cudaLaunchKernel"),
+    "nvlink_bandwidth_ring": (BANDWIDTH, "NVLink bandwidth NCCL's ring reaches (measured, in profiles)"),
+    "nvlink_bandwidth_nvls": (BANDWIDTH, "NVLink bandwidth NCCL's NVLS reaches (measured, in profiles)"),
+    "model_op_cost": (TIME, "host time per kernel of an LLM's model code run eagerly (measured, in profiles)"),
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
     "graph_launch_cost": (TIME, "host time to launch one CUDA graph"),
     "graph_node_cost": (TIME, "GPU time added per kernel node in a CUDA graph"),
     "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),
     "collective_latency": (TIME, "the fixed cost of one collective between GPUs, whatever its size"),
+    "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
+    "exp_rate": (FLOP_RATE, "exponentials per second of the special-function units (in profiles)"),
+    "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),
+    "decode_bandwidth_int8": (BANDWIDTH, "the same with int8 weight-only quantized weights (in profiles)"),
+    "decode_bandwidth_fp8": (BANDWIDTH, "the same with fp8 weight-only quantized weights (in profiles)"),
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 

@@ -44,9 +44,11 @@ def _structure(value) -> str:
         name = value.name if getattr(value, "stands_for", None) is None else f"{value.name}@{value.stands_for}"
         return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
-        # An observed figure changes what a workload implies, not what a harness measures.
+        # An observed figure changes what a workload implies, not what a harness measures. A stream launched from
+        # PyTorch (the default, and what a harness does) keeps the key it had before streams could say who launches.
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
-                  if a.eq and a.name != "observed")
+                  if a.eq and a.name != "observed" and not (a.name == "launched_from"
+                                                            and getattr(value, a.name) == "pytorch"))
         return f"{type(value).__name__}({','.join(fields)})"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_structure(v) for v in value) + ")"

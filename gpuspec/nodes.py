@@ -219,6 +219,7 @@ class ClaimNode(Record):
     value: Amount | Word
     tolerance: ToleranceNode | None
     text: str
+    practice: bool = False  # written after `in practice`: about real hardware, not the ideal model
     span: Span = _span()
 
 

@@ -6,6 +6,7 @@ import functools
 import hashlib
 import math
 
+import attrs
 from lark import Lark, Token, Transformer
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -508,6 +509,10 @@ class _Builder(Transformer):
     @_with_extent
     def claim_list(self, meta, children):
         return list(children)
+
+    @_with_extent
+    def practice_list(self, meta, children):
+        return [attrs.evolve(claim, practice=True) for claim in children[1]]
 
     @_with_extent
     def bound_claim(self, meta, children):

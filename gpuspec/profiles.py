@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attrs import field
+
 from gpuspec import devices, schema
 from gpuspec.devices import Device, Fact
 from gpuspec.files import json_bytes, read_json, write_atomically
@@ -28,6 +30,8 @@ class Profile(Record):
     facts: dict[str, float]
     provenance: dict
     path: str = ""  # the file it was read from or written to
+    # how each fact was derived, where the profile says (a published one does; text only, never run)
+    derivations: dict = field(factory=dict, eq=False)
 
     def device_name(self) -> str | None:
         """The catalog device this profile was measured on, if the GPU's name says which."""
@@ -38,7 +42,10 @@ class Profile(Record):
         facts = {}
         for name, value in self.facts.items():
             dimension = devices.FIELDS[name][0]
-            facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=f"measured: {self.path or 'profile'}")
+            derived = self.derivations.get(name) if isinstance(self.derivations, dict) else None
+            how = derived.get("how") if isinstance(derived, dict) else None
+            note = f"{self.path}: {how}" if isinstance(how, str) and how else f"measured: {self.path or 'profile'}"
+            facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=note)
         return device.with_facts(f"{device.name} (calibrated)", facts)
 
 
@@ -64,7 +71,9 @@ def read_profile(path: str | Path) -> Profile:
 def _profile(data: dict, path: str) -> Profile:
     provenance = dict(data.get("provenance") or {})
     gpu = data.get("gpu") or provenance.get("gpu") or ""
-    return Profile(gpu, {name: float(value) for name, value in data["facts"].items()}, provenance, path)
+    facts = {name: float(value) for name, value in data["facts"].items()}
+    # a published profile written out says how each fact was derived (text only)
+    return Profile(gpu, facts, provenance, path, data.get("derivations") or {})
 
 
 def read_report(path: str | Path) -> dict:

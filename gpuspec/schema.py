@@ -415,12 +415,30 @@ FACTS = {
     "tensor_bf16": Real(1.0, 1e19, "FLOP per second"),
     "l2_latency": Real(1.0, 1e7, "cycles"),
     "hbm_latency": Real(1.0, 1e7, "cycles"),
+    # published profiles (gpuspec.published) also give these
+    "tensor_fp16": Real(1.0, 1e19, "FLOP per second"),
+    "tensor_fp8": Real(1.0, 1e19, "FLOP per second"),
+    "tensor_tf32": Real(1.0, 1e19, "FLOP per second"),
+    "tensor_int8": Real(1.0, 1e19, "FLOP per second"),
+    "gemm_fixed_cost": _TIME,
+    "nvlink_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "pcie_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "nvlink_bandwidth_ring": Real(1.0, 1e16, "bytes per second"),
+    "nvlink_bandwidth_nvls": Real(1.0, 1e16, "bytes per second"),
+    "collective_latency": _TIME,
+    "decode_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "decode_bandwidth_int8": Real(1.0, 1e16, "bytes per second"),
+    "decode_bandwidth_fp8": Real(1.0, 1e16, "bytes per second"),
+    "cpp_launch_cost": _TIME,
+    "model_op_cost": _TIME,
+    "exp_rate": Real(1.0, 1e19, "exponentials per second"),
 }
 PROFILE_FACTS = Record(FACTS, "an object of measured ceilings", optional=tuple(FACTS),
                        others=Refused(f"a measured ceiling gpuspec knows (those are {', '.join(FACTS)})"))
 
 # A calibration profile, as gpuspec.profiles.save writes it. samples and ladder are kept for people to read.
 PROFILE = Record({"version": Exactly(VERSION), "gpu": Text(200, nullable=True, what="a GPU's name"),
-                  "provenance": PROVENANCE, "facts": PROFILE_FACTS, "samples": Free(), "ladder": Free()},
+                  "provenance": PROVENANCE, "facts": PROFILE_FACTS, "samples": Free(), "ladder": Free(),
+                  "derivations": Free()},
                  f"a gpuspec profile (an object with version {VERSION}, gpu, provenance and facts)",
-                 optional=("gpu", "provenance", "samples", "ladder"))
+                 optional=("gpu", "provenance", "samples", "ladder", "derivations"))

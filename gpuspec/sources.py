@@ -49,6 +49,34 @@ class Calibrated:
             raise NotAvailable(f"the profile was measured on {self.profile.gpu or 'an unknown GPU'}, not {device.name}")
         return self.profile.apply(device)
 
+    def label(self, device) -> str:
+        return f"profile {self.profile.path}" if self.profile.path else "your profile"
+
+
+class Published:
+    """Estimates of workloads on their device as its published profile (gpuspec.published) has it: the calibrated
+    source when no profile of the user's own is given."""
+
+    def estimate(self, workload):
+        return model.estimate(rebind(workload, self._profile(workload.device).apply(workload.device)))
+
+    def device(self, device):
+        return self._profile(device).apply(device)
+
+    def label(self, device) -> str:
+        return self._profile(device).path
+
+    @staticmethod
+    def _profile(device):
+        from gpuspec import published
+
+        name = device.name.split(" ")[0]
+        profile = published.bundled(name)
+        if profile is None:
+            raise NotAvailable(f"{device.name} is not a catalog device, so no published profile describes it; "
+                               "give a profile of your own (`gpuspec calibrate`, then --profile FILE)")
+        return profile
+
 
 class Measured:
     """Measured metrics of workloads, found by workload key among the measurements given."""

@@ -76,6 +76,7 @@ harness
 schema
 results
 profiles
+published
 sources
 measure
 mistakes

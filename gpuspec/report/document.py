@@ -12,6 +12,7 @@ from gpuspec.report import Report
 from gpuspec.report.markdown import cell as markdown_cell
 from gpuspec.report.markdown import heading
 from gpuspec.report.safe import shown
+from gpuspec.report.text import realistic_line
 
 FORMATS = ("html", "markdown")
 _MARKS = {"pass": "✓", "fail": "✗", "skip": "skipped"}
@@ -65,8 +66,10 @@ def rows(report: Report) -> list[Row]:
         judged = {v.source: v for v in verdicts}
         cells = tuple(_cell(judged[s]) if s in judged else None for s in columns)
         failure = next((v for v in verdicts if v.status == "fail"), None)
-        found.append(Row(f"{claim.span.file}:{claim.span.line}", _claim(claim), status, cells,
-                         failure.message if failure else ""))
+        why = failure.message if failure else ""
+        if failure is not None and (failure.realistic is not None or failure.ideal is not None):
+            why = f"{why}; {realistic_line(failure)}"
+        found.append(Row(f"{claim.span.file}:{claim.span.line}", _claim(claim), status, cells, why))
     return sorted(found, key=lambda row: row.status != "fail")  # a stable sort keeps file order
 
 
@@ -79,7 +82,8 @@ def _claim(claim) -> str:
 def _cell(verdict: Verdict) -> Cell:
     if verdict.actual is None:
         return Cell(verdict.status, f"{_MARKS[verdict.status]}: {verdict.reason or verdict.message}")
-    return Cell(verdict.status, f"{show(verdict.actual, verdict.claim.expected)} {_MARKS[verdict.status]}")
+    where = f" ({verdict.profile})" if verdict.profile else ""
+    return Cell(verdict.status, f"{show(verdict.actual, verdict.claim.expected)}{where} {_MARKS[verdict.status]}")
 
 
 def _data_uri(picture: Picture) -> str:

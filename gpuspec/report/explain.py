@@ -15,6 +15,7 @@ class Explanation(Record):
     title: str
     values: tuple[Value, ...]
     errors: tuple[str, ...] = ()
+    realistic: str | None = None  # the time on a real device, by the calibrated source, and which profile says so
 
 
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:
@@ -27,6 +28,8 @@ def render(explanations: list[Explanation], references: dict[str, str]) -> str:
             _collect(value, cited)
         for message in item.errors:
             lines.append(f"  cannot compute {message}")
+        if item.realistic:
+            lines.append(f"  {item.realistic}")
         if cited:
             lines.append("  facts used:")
             for value_text in cited:

@@ -71,6 +71,12 @@ def _result(verdict: Verdict) -> dict:
         result["tolerance"] = claim.tolerance.written
     if actual is not None:
         result["derivation"] = actual.derivation()
+    if verdict.profile:
+        result["profile"] = verdict.profile
+    if verdict.ideal is not None and isinstance(verdict.ideal.number, (int, float)):
+        result["ideal"] = verdict.ideal.number
+    if verdict.realistic is not None and isinstance(verdict.realistic.number, (int, float)):
+        result["realistic"] = {"actual": verdict.realistic.number, "profile": verdict.realistic_profile}
     return result
 
 

@@ -52,7 +52,10 @@ def _where(verdict: Verdict) -> str:
 
 
 def _computed(verdict: Verdict) -> str:
-    return "—" if verdict.actual is None else show(verdict.actual, verdict.claim.expected)
+    if verdict.actual is None:
+        return "—"
+    where = f" ({verdict.profile})" if verdict.profile else ""
+    return show(verdict.actual, verdict.claim.expected) + where
 
 
 def _details(summary: str, table: list[str]) -> list[str]:

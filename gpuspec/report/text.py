@@ -66,8 +66,33 @@ def sources_line(verdicts: list[Verdict]) -> str:
         if v.actual is None:
             parts.append(f"{v.source} —")
         else:
-            parts.append(f"{v.source} {show(v.actual, v.claim.expected)} {'✓' if v.status == 'pass' else '✗'}")
+            where = f" ({v.profile})" if v.profile else ""
+            parts.append(f"{v.source} {show(v.actual, v.claim.expected)}{where} {'✓' if v.status == 'pass' else '✗'}")
     return " · ".join(parts)
+
+
+def realistic_line(verdict: Verdict) -> str:
+    """The ideal value beside what a real device takes: `ideal 20.03 µs; a real H100-SXM: ≈ 22.3 µs (published
+    profile of H100-SXM)`."""
+    from gpuspec.check import show
+
+    device = next((w.device.name for w in _workloads(verdict.claim.subject)), None)
+    real = f"a real {device}" if device else "on a real device"
+    if verdict.source == "model":
+        ideal, realistic, profile = verdict.actual, verdict.realistic, verdict.realistic_profile
+    else:
+        ideal, realistic, profile = verdict.ideal, verdict.actual, verdict.profile
+    where = f" ({profile})" if profile else ""
+    return (f"ideal {show(ideal, verdict.claim.expected)}; {real}: "
+            f"≈ {show(realistic, verdict.claim.expected)}{where}")
+
+
+def _workloads(ref):
+    workload = getattr(ref, "workload", None)
+    if workload is not None:
+        yield workload
+    for child in getattr(ref, "args", ()) or ((ref.expr,) if hasattr(ref, "expr") else ()):
+        yield from _workloads(child)
 
 
 def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str]:
@@ -78,6 +103,8 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str
              f"    {verdict.message}  [{verdict.source}]"]
     if siblings and len(siblings) > 1:
         lines.append(f"    sources: {sources_line(siblings)}")
+    if verdict.realistic is not None or verdict.ideal is not None:
+        lines.append(f"    {realistic_line(verdict)}")
     if claim.quote:
         lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:

@@ -61,8 +61,15 @@ def claim(scope: Scope, written: nodes.ClaimNode, statement: str, workload, subj
                               "write the interval as a range (`10–40 µs`) or a bound (`< 40 µs`)")
     elif written.comparator == "≈":
         allowed = scope.tolerance
+    if written.practice:  # about real hardware: what a device of that name takes, by a profile or a harness
+        return Claim(written.span, written.text, statement, subject.text or written.text, written.comparator,
+                     subject, expected, allowed, PRACTICE_SOURCES, quote, True)
     return Claim(written.span, written.text, statement, subject.text or written.text, written.comparator, subject,
                  expected, allowed, scope.sources, quote, scope.sources_set)
+
+
+# The sources a claim written after `in practice` is checked against (the model's ideal value is shown beside them).
+PRACTICE_SOURCES = ("calibrated", "measured")
 
 
 def _implied_metric(value, written: nodes.ClaimNode) -> str:

@@ -79,6 +79,8 @@ class Scope:
         self.registers_per_thread: int | None = None
         self.shared_memory_per_block: float | None = None
         self.sample_window: float | None = None
+        self.launched_from = "pytorch"  # who launches a stream's kernels (`set launched_from = cpp`)
+        self.nccl_algorithm = "auto"  # NCCL's algorithm for collectives (`set nccl_algorithm = ring`)
         self.models: dict[str, object] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}
         self.quote: str | None = None  # the sentence the next claims check, if one was quoted

@@ -1,16 +1,20 @@
 """`set ...`: the file's settings (tolerance, sources, mode, threads, per-block resources, sample window), each
-checked, in force for the statements after it."""
+checked, in force for the statements after it; `launched_from` says who launches a stream's kernels."""
 from __future__ import annotations
 
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.collective import ALGORITHMS
+from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.program import SOURCES
 from gpuspec.resolve.checked import in_range, same_dimension, whole_number
 from gpuspec.resolve.quantities import tolerance, unit
 from gpuspec.resolve.scope import Scope, invalid
 
+_SETTING_HELP = {"launched_from": "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel",
+                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch"}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window")
+            "sample_window", "launched_from", "nccl_algorithm")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:
@@ -18,6 +22,15 @@ def setting(written: nodes.Setting, scope: Scope) -> None:
     if name not in SETTINGS:
         raise invalid("unknown-setting", f"unknown setting `{name}`", span,
                       did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
+    if name in ("launched_from", "nccl_algorithm"):
+        allowed = tuple(LAUNCHERS) if name == "launched_from" else ALGORITHMS
+        words = written.words or ()
+        if len(words) != 1 or words[0] not in allowed:
+            shown = f"`{' '.join(words)}`" if words else "a number"
+            raise invalid("bad-setting", f"`{name}` takes {', '.join(allowed[:-1])} or {allowed[-1]}, not {shown}",
+                          span, (did_you_mean(words[0], allowed) if len(words) == 1 else None) or _SETTING_HELP[name])
+        setattr(scope, name, words[0])
+        return
     if name in ("sources", "mode"):
         allowed = SOURCES if name == "sources" else kinds.mode_words()
         if not written.words:

@@ -16,6 +16,12 @@ Bytes:
 - fused, one kernel: reads q, k and v once and writes o; the scores stay on chip (re-reads of k and v
   from L2 are not counted).
 A kernel takes the largest of its t_mem, its t_math and the kernel floor; eager adds its kernels up.
+
+The exponentials as a third roof: on a device whose profile gives exp_rate (the special-function units'
+exponentials per second; no datasheet prints it), a fused kernel computes one exp per score on those units, and
+they do not overlap the matmuls (a warp's softmax sits between its two MMAs): time = max(t_mem, t_math + t_exp,
+kernel floor), t_exp = scores / exp_rate. At head size 128 on an H100, t_exp is about a third of t_math; at head
+size 64, two thirds.
 """
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ from gpuspec import units
 from gpuspec.model import kernel_sequence, roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.kernel_sequence import Kernel
-from gpuspec.model.values import Value, given, product, renamed, total
+from gpuspec.model.values import Value, given, largest, product, quotient, renamed, total
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 SOFTMAX_FLOPS_PER_SCORE = 6  # scale, max, subtract, exp, add, divide
@@ -61,7 +67,12 @@ def kernel_times(e: Estimate) -> list[float]:
 
 
 def time(e: Estimate) -> Value:
-    return kernel_sequence.time(e, _kernels(e))
+    if e.workload.mode != "fused" or e.device.fact("exp_rate") is None:  # the ideal model: two roofs
+        return kernel_sequence.time(e, _kernels(e))
+    scores = product("scores", e["batch"], e["heads"], e["seq_q"], e["seq_kv"])
+    t_exp = quotient("t_exp", scores, e.fact("exp_rate"), note="one exponential per score on the SFUs")
+    busy = total("t_math + t_exp", e["t_math"], t_exp, note="the exponentials do not overlap the matmuls")
+    return largest("time", e["t_mem"], busy, e.fact("kernel_floor"))
 
 
 def _dim(name: str, tensor: str, axis: int, note: str | None = None):

@@ -10,6 +10,9 @@ from gpuspec.kinds.kind import Kind, Observation, calls, observed_field
 from gpuspec.record import ValueRecord, record
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast_to_all")
+# NCCL's algorithm (`set nccl_algorithm = ring`): "auto" is whichever NCCL picks. Over NVLink a profile may give
+# each its own bus efficiency (nvlink_bandwidth_ring, nvlink_bandwidth_nvls).
+ALGORITHMS = ("auto", "ring", "nvls")
 
 
 @record
@@ -23,6 +26,7 @@ class Collective(ValueRecord):
     device: Device
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
+    algorithm: str = "auto"  # NCCL's algorithm, as `set nccl_algorithm = ...` says
 
     kind = "collective"
 

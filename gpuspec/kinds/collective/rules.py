@@ -4,6 +4,9 @@ Rules (the usual ring algorithms):
 - Each GPU sends (and at the same time receives) over its link: all_reduce 2(n−1)/n of the buffer, all_gather
   and reduce_scatter and all_to_all (n−1)/n, broadcast_to_all (n−1)/n.
 - The catalog's link bandwidths count both directions together, so a ring moves data at half of it each way.
+  A profile's link bandwidth is the line rate times NCCL's measured bus efficiency; where it gives one per
+  algorithm (`set nccl_algorithm = ring` or `nvls`), that one. NVLS reduces in the switch, so its effective
+  bandwidth can exceed the line rate.
 - time = the device's collective latency (a fixed cost per collective, from the catalog) + bytes each GPU sends /
   the link's bandwidth in one direction. algbw = buffer / time; busbw = what each link carries per second, the
   figure NCCL's tests report (for large buffers it does not depend on n for a ring).
@@ -39,6 +42,9 @@ def wire_bytes(e: Estimate) -> Value:
 
 def link_bandwidth(e: Estimate) -> Value:
     both = e.fact(f"{e.workload.link}_bandwidth")
+    by_algorithm = f"{e.workload.link}_bandwidth_{e.workload.algorithm}"
+    if e.workload.algorithm != "auto" and e.device.fact(by_algorithm) is not None:
+        both = e.fact(by_algorithm)
     return quotient("link_bandwidth", both, given("2 directions", 2, COUNT), note="one direction of the link")
 
 

@@ -14,6 +14,11 @@ Rules:
   (q, k, v, o, gate, up, down) and attention: 8. Of a layer's kernels, up to 7 read the weights (split evenly),
   one reads the KV cache, and the rest are small, taking the kernel floor (layer_kernels, which the harness
   builds from too).
+- Where a profile measured decode_bandwidth (no datasheet has it), the weight-reading kernels read at it rather
+  than at the HBM bandwidth: a batch-1 decode's weight reads reach less than a copy does.
+- An eager step on a device whose profile gives model_op_cost launches each kernel at that cost instead: the host
+  time per kernel of real model code run op by op (module calls, views, cache updates between the kernels; about
+  90 µs per counted kernel for gpt-fast-style Llama code), which dwarfs a bare op's launch.
 - The host launches them one by one at launch_cost each (or once, as a CUDA graph, when each kernel costs
   graph_node_cost more on the GPU); the queue decides the step time. `step_time_serial` adds launches and
   GPU time as if nothing overlapped.
@@ -58,7 +63,11 @@ def launches_(e: Estimate) -> Value:
 
 
 def launch_cost(e: Estimate) -> Value:
-    return e.fact("graph_launch_cost" if e.workload.graph else "launch_cost")
+    if e.workload.graph:
+        return e.fact("graph_launch_cost")
+    if e.workload.mode == "eager" and e.device.fact("model_op_cost") is not None:
+        return e.fact("model_op_cost")  # a profile's: the host cost per kernel of real model code run eagerly
+    return e.fact("launch_cost")
 
 
 def launch_time(e: Estimate) -> Value:
@@ -73,8 +82,19 @@ def weight_bytes(e: Estimate) -> Value:
     return product("weight_bytes", _m(e, "params"), e["bytes_per_weight"])
 
 
+def _weight_bandwidth(e: Estimate) -> Value:
+    """What the weight-streaming kernels read at: the HBM bandwidth, or where a profile measured it, the bandwidth
+    a batch-1 decode's weight reads reach (decode_bandwidth: ~70% of an A100's HBM, ~57% of an H100's), and with
+    weights quantized to int8 or fp8, that of their dequantizing kernels (decode_bandwidth_int8, _fp8) if measured."""
+    quantized = f"decode_bandwidth_{e.workload.weight_dtype}"
+    for name in (quantized, "decode_bandwidth"):
+        if name in ("decode_bandwidth_int8", "decode_bandwidth_fp8", "decode_bandwidth") and e.device.fact(name):
+            return e.fact(name)
+    return e.fact("hbm_bandwidth")
+
+
 def t_weights(e: Estimate) -> Value:
-    return quotient("t_weights", e["weight_bytes"], e.fact("hbm_bandwidth"))
+    return quotient("t_weights", e["weight_bytes"], _weight_bandwidth(e))
 
 
 def tokens(e: Estimate) -> Value:
@@ -176,7 +196,7 @@ def _kernel_pattern(e: Estimate) -> list[launches.Run]:
     matmul_flops = e["flops"].number - _attention_flops(e)
     weight_flops = matmul_flops / layers / weight_kernels
     kv = e["kv_bytes"].number / layers
-    weight_time = max(weight_bytes / bandwidth, weight_flops / peak, floor)
+    weight_time = max(weight_bytes / _weight_bandwidth(e).number, weight_flops / peak, floor)
     if attention:
         runs = [(weight_time, weight_kernels), (max(kv / bandwidth, _attention_flops(e) / layers / peak, floor), 1)]
     else:  # the one kernel also reads the KV cache
@@ -201,7 +221,7 @@ def _timeline(e: Estimate) -> launches.Timeline:
                 cached = launches.run(pattern, layers, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
                                       e.fact("graph_node_cost").number)
             else:
-                cached = launches.run(pattern, layers, e.fact("launch_cost").number, w.sample_window)
+                cached = launches.run(pattern, layers, e["launch_cost"].number, w.sample_window)
         except OverflowError:  # its end lies beyond the largest float: say so, with the inputs that put it there
             cost = e["launch_cost"]
             raise NotFinite(f"the launch queue overflows: {e['launches'].format()} launches at {cost.format()} each, "
@@ -227,7 +247,7 @@ def comm_time(e: Estimate) -> Value:
 
 def _kernel_time(e: Estimate, name: str) -> Value:
     return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3})",
-                 (e["kernels"], e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")),
+                 (e["kernels"], _weight_bandwidth(e), e["peak_flop_rate"], e.fact("kernel_floor")),
                  note="weights split evenly over each layer's weight kernels; the rest take the kernel floor")
 
 

@@ -10,6 +10,10 @@ from gpuspec.kinds.kind import Kind, Observation, observed_field
 from gpuspec.record import ValueRecord, record
 
 
+# Who launches a stream's kernels (`set launched_from = ...`), and the device fact that is its host cost per launch.
+LAUNCHERS = {"pytorch": "launch_cost", "cpp": "cpp_launch_cost"}
+
+
 @record
 class Stream(ValueRecord):
     """A workload launched `count` times in a row: from the host one launch at a time, or as one CUDA graph.
@@ -22,6 +26,7 @@ class Stream(ValueRecord):
     sample_window: float  # seconds: the window a sampled utilization counts as busy if any kernel ran in it
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
+    launched_from: str = "pytorch"  # who launches the kernels: `set launched_from = cpp`
 
     kind = "stream"
 

@@ -15,6 +15,9 @@ REPEATS = ("elementwise",)  # the kinds whose program templates/stream.py.jinja 
 def plan(workload: Stream, key: str) -> dict:
     if workload.kernel.kind not in REPEATS:
         raise HarnessError(f"no harness measures a stream of {workload.kernel.kind} workloads yet")
+    if workload.launched_from != "pytorch":
+        raise HarnessError(f"a harness launches from Python; a stream launched from {workload.launched_from} has "
+                           "another host cost per launch, which it would not measure")
     if workload.count > MAX_LAUNCHES:
         raise HarnessError(f"a stream of {format_count(workload.count)} launches is more than a harness runs "
                            f"(at most {MAX_LAUNCHES:,}: it captures every launch in one CUDA graph)")

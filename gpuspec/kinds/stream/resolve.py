@@ -27,4 +27,4 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                       f"launches {', '.join(streamable[:-1])} or {streamable[-1]} workloads", stream.span)
     device = bound.workload.device
     return Stream(bound.workload, count, written.graph, device, options.sample_window(scope, device),
-                  text=statement)
+                  text=statement, launched_from=scope.launched_from)

@@ -1,7 +1,8 @@
 """The stream model: a workload launched N times, as the queue between host and GPU plays it out.
 
 Rules:
-- Stream launches cost the host `launch_cost` each (the catalog's, or the spec's); a CUDA graph costs one
+- Stream launches cost the host `launch_cost` each (the catalog's, or the spec's): an eager PyTorch op; a loop of
+  cudaLaunchKernel in C++ (`set launched_from = cpp`) costs `cpp_launch_cost` each; a CUDA graph costs one
   `graph_launch_cost`, and each kernel in it `graph_node_cost` more GPU time.
 - The bound is overhead when the host takes longer to launch than the GPU takes to run (the GPU waits on
   the host); otherwise it is the kernel's own bound.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import importlib
 
 from gpuspec import units
+from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.model import launches
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import Value, choice, given, product, quotient, renamed
@@ -40,7 +42,7 @@ def _timeline(e: Estimate) -> launches.Timeline:
             cached = launches.run(pattern, w.count, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
                                   e.fact("graph_node_cost").number)
         else:
-            cached = launches.run(pattern, w.count, e.fact("launch_cost").number, w.sample_window)
+            cached = launches.run(pattern, w.count, e["launch_cost"].number, w.sample_window)
         e._timeline = cached  # type: ignore[attr-defined]
     return cached
 
@@ -65,7 +67,9 @@ def kernel_time(e: Estimate) -> Value:
 
 
 def launch_cost(e: Estimate) -> Value:
-    return e.fact("graph_launch_cost" if e.workload.graph else "launch_cost")
+    if e.workload.graph:
+        return e.fact("graph_launch_cost")
+    return e.fact(LAUNCHERS[e.workload.launched_from])
 
 
 def host_time(e: Estimate) -> Value:

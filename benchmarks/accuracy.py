@@ -1,0 +1,135 @@
+"""How close gpuspec's times are to published measurements: every figure of benchmarks/accuracy/corpus/ set against
+the ideal model (datasheet ceilings) and the calibrated source (the published profile of the figure's device).
+
+    python benchmarks/accuracy.py            per figure, then the medians and worst errors by kind
+    python benchmarks/accuracy.py --table    only the summary table, as README shows it
+
+Error = predicted time / measured time − 1 (a figure written as a rate is turned into a time first, by the
+language's own counts: model/observed.py). A figure is *in-sample* when its source (its `# origin:`) gave numbers to
+its device's published profile (its `# fits:` is not none): its calibrated error with the whole profile says how
+well the profile fits. Every figure is also predicted *out-of-sample*: by a profile built without its origin (leave
+one origin out), which is the error a user of a figure from a new source should expect.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gpuspec import api, model, published  # noqa: E402
+from gpuspec.sources import rebind  # noqa: E402
+
+CORPUS = ROOT / "benchmarks" / "accuracy" / "corpus"
+KINDS = ("memory-bound", "norms", "launches", "matmul", "attention", "decode", "prefill", "collectives")
+_COMMENT = re.compile(r"^#\s*(id|origin|fits):\s*(.*)$")
+
+
+class Figure:
+    def __init__(self, kind, name, meta, workload, line):
+        self.kind, self.name, self.meta, self.workload, self.line = kind, name, meta, workload, line
+        self.id, self.origin = meta["id"], meta["origin"]
+        self.in_sample = meta["fits"].strip() != "none"
+        self.device = workload.device.name
+
+    def errors(self) -> dict[str, float]:
+        ideal = model.estimate(self.workload)
+        measured = ideal["observed_time"].number
+        full = published.build(self.device)
+        left_out = published.build(self.device, exclude=(self.origin,))
+        times = {"ideal": ideal["time"].number, "calibrated": _time(self.workload, full),
+                 "out_of_sample": _time(self.workload, left_out)}
+        return {"measured": measured, **{k: v for k, v in times.items()},
+                **{f"{k}_error": v / measured - 1 for k, v in times.items()}}
+
+
+def _time(workload, profile) -> float:
+    return model.estimate(rebind(workload, profile.apply(workload.device)))["time"].number
+
+
+def _comments(path: Path) -> dict[int, dict[str, str]]:
+    """The comment block above each line: line number -> {id, origin, fits}."""
+    blocks, current = {}, {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        found = _COMMENT.match(line.strip())
+        if found:
+            current[found.group(1)] = found.group(2)
+        elif line.strip() and not line.lstrip().startswith("#"):
+            if current.keys() >= {"id", "origin", "fits"}:
+                blocks[number] = current
+            current = {} if "observed" in line else current
+    return blocks
+
+
+def figures() -> list[Figure]:
+    found = []
+    for kind in KINDS:
+        path = CORPUS / f"{kind}.gpu"
+        blocks = _comments(path)
+        program = api.load_spec(path).program
+        for span, text, workload in program.workloads:
+            if getattr(workload, "observed", None) is None:
+                continue
+            meta = blocks.get(span.line)
+            if meta is None:
+                raise SystemExit(f"{path}:{span.line}: a figure without its # id, # origin and # fits lines")
+            found.append(Figure(kind, text.split("=")[0].strip(), meta, workload, span.line))
+    return found
+
+
+def evaluate() -> list[tuple[Figure, dict]]:
+    return [(f, f.errors()) for f in figures()]
+
+
+def summary(rows) -> list[dict]:
+    """One row per kind and one for all: counts, median and worst absolute errors (in percent)."""
+    out = []
+    for kind in (*KINDS, "all"):
+        mine = [(f, e) for f, e in rows if kind in ("all", f.kind)]
+        inside = [e for f, e in mine if f.in_sample]
+        out.append({"kind": kind, "figures": len(mine), "in_sample": len(inside),
+                    "ideal": _stats([e["ideal_error"] for _, e in mine]),
+                    "in_sample_calibrated": _stats([e["calibrated_error"] for e in inside]),
+                    "out_of_sample": _stats([e["out_of_sample_error"] for _, e in mine])})
+    return out
+
+
+def _stats(errors: list[float]) -> tuple[float, float] | None:
+    if not errors:
+        return None
+    absolute = [abs(e) * 100 for e in errors]
+    return statistics.median(absolute), max(absolute)
+
+
+def _cell(stats) -> str:
+    return "-" if stats is None else f"{stats[0]:.1f}% ({stats[1]:.0f}%)"
+
+
+def table(rows) -> str:
+    lines = ["| kind | figures | ideal model | calibrated, in-sample | calibrated, out-of-sample |",
+             "| --- | --- | --- | --- | --- |"]
+    for row in summary(rows):
+        lines.append(f"| {row['kind']} | {row['figures']} ({row['in_sample']} in-sample) | {_cell(row['ideal'])} | "
+                     f"{_cell(row['in_sample_calibrated'])} | {_cell(row['out_of_sample'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    rows = evaluate()
+    if "--table" not in argv:
+        print(f"{'kind':13} {'figure':44} {'sample':6} {'measured':>10} {'ideal':>8} {'calib.':>8} {'left out':>8}")
+        for f, e in rows:
+            print(f"{f.kind:13} {f.name[:44]:44} {'in' if f.in_sample else 'out':6} {e['measured'] * 1e6:9.4g}µ "
+                  f"{e['ideal_error'] * 100:+7.1f}% {e['calibrated_error'] * 100:+7.1f}% "
+                  f"{e['out_of_sample_error'] * 100:+7.1f}%")
+        print()
+    print("Median absolute error (worst in brackets); calibrated in-sample: figures whose source gave numbers to the")
+    print("profile, with the whole profile; out-of-sample: every figure, its own source left out of the profile.\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

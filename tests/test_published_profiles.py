@@ -1,0 +1,363 @@
+"""Published profiles: built from catalog/published.toml by the rules in gpuspec/published.py, checked against
+numbers worked out by hand from that file's entries."""
+import pytest
+
+from gpuspec import devices, profiles, published, schema
+
+
+def test_every_catalog_device_has_a_profile_that_a_profile_file_could_hold():
+    for name in devices.catalog():
+        data = published.data(name)
+        schema.PROFILE.check(data, "")  # the same check `profiles.read_profile` makes
+        assert data["facts"]["hbm_bandwidth"] > 0 and data["derivations"]["hbm_bandwidth"]["how"]
+        for fact, how in data["derivations"].items():
+            assert how["how"], fact
+
+
+def test_hbm_bandwidth_is_the_median_of_the_read_and_write_kernels():
+    # A100-80GB: RRZE scale 1737, triad 1794, the 288 MB scale loop 1699 (init and read are left out): median 1737
+    profile = published.build("A100-80GB")
+    assert profile.facts["hbm_bandwidth"] == pytest.approx(1737e9)
+    cited = {m["id"] for m in profile.derivations["hbm_bandwidth"]["measurements"]}
+    assert cited == {"rrze-a100-80gb-stream-scale", "rrze-a100-80gb-stream-triad", "rrze-a100-80gb-scale-288mb"}
+
+
+def test_a_device_without_measurements_takes_a_siblings_share_and_says_so():
+    # L4: the L40's scale 800, triad 831, 272 MB scale 763 of 864 GB/s: median share 800/864, times 300 GB/s
+    profile = published.build("L4")
+    assert profile.facts["hbm_bandwidth"] == pytest.approx(800 / 864 * 300e9)
+    assert "no measurement on L4" in profile.derivations["hbm_bandwidth"]["how"]
+
+
+def test_tensor_rates_and_their_derivation_from_the_bf16_share():
+    h100 = published.build("H100-SXM")
+    # MAMF 794.5, cuBLAS 8192³ 797.8 and 12288³ 822.8 TFLOP/s: median 797.8
+    assert h100.facts["tensor_bf16"] == pytest.approx(797.8e12)
+    # no fp16 GEMM: the bf16 share times the fp16 peak (the same 989.4)
+    assert h100.facts["tensor_fp16"] == pytest.approx(797.8e12)
+    assert "no fp16 GEMM measured" in h100.derivations["tensor_fp16"]["how"]
+
+
+def test_gemm_fixed_cost_by_hand():
+    # B200's one sweep point, learn-cuda bf16 2048³ at 1077.67 TFLOP/s: 2·2048³ / 1077.67e12 = 15.94 µs observed.
+    # The model at the achievable rate (median of 1745.0 and 1414.29 = 1579.6 TFLOP/s): (2048/128)² = 256 tiles on
+    # 148 SMs, 2 waves started, each tile 2·128·128·2048 FLOP / (1579.6e12 / 148) = 6.288 µs: 12.58 µs.
+    b200 = published.build("B200")
+    assert b200.facts["tensor_bf16"] == pytest.approx((1745.0e12 + 1414.29e12) / 2)
+    tile = 2 * 128 * 128 * 2048 / (b200.facts["tensor_bf16"] / 148)
+    assert b200.facts["gemm_fixed_cost"] == pytest.approx(2 * 2048 ** 3 / 1077.67e12 - 2 * tile)
+    assert b200.facts["gemm_fixed_cost"] == pytest.approx(3.37e-6, rel=0.01)
+
+
+def test_a_lone_gemm_takes_its_fixed_cost_on_a_calibrated_device_and_never_in_the_ideal_model():
+    report = _check("device H100-SXM\nset sources = model, calibrated\na = bf16[1024, 1024]\na @ a is ≈ 9 µs\n")
+    ideal, real = sorted(report.verdicts, key=lambda v: v.source != "model")
+    # ideal: 64 tiles, one wave, 2·128·128·1024 FLOP / (989.4 TFLOP/s / 132) = 4.48 µs
+    assert ideal.actual.number == pytest.approx(2 * 128 * 128 * 1024 / (989.4e12 / 132), rel=1e-3)
+    # calibrated: the same at 797.8 TFLOP/s (5.55 µs), plus H100-SXM's published fixed cost (3.8 µs)
+    h100 = published.build("H100-SXM")
+    expected = 2 * 128 * 128 * 1024 / (797.8e12 / 132) + h100.facts["gemm_fixed_cost"]
+    assert real.actual.number == pytest.approx(expected, rel=1e-6) and real.status == "pass"
+    assert "fixed cost" in real.actual.derivation() or real.actual.rule == "{0} + {1}"
+
+
+def test_collective_facts():
+    a100 = published.build("A100-80GB")
+    assert a100.facts["nvlink_bandwidth"] == pytest.approx(234.89 / 300 * 600e9)  # busbw share of the line rate
+    assert a100.facts["collective_latency"] == pytest.approx(43.83e-6)
+
+
+def test_leaving_an_origin_out_removes_its_numbers():
+    whole = published.build("H200")
+    without = published.build("H200", exclude=("rrze-gpu-benches",))
+    assert "rrze-gpu-benches" in whole.derivations["kernel_floor"]["origins"]
+    assert "kernel_floor" not in without.facts or "rrze-gpu-benches" not in without.derivations["kernel_floor"][
+        "origins"]
+    for how in without.derivations.values():
+        assert "rrze-gpu-benches" not in how["origins"]
+        assert all("rrze" not in m["id"] for m in how["measurements"])
+
+
+def test_an_unknown_device_is_refused_in_words():
+    with pytest.raises(profiles.ProfileError, match="not a catalog device"):
+        published.build("H900")
+    assert published.bundled("H900") is None
+
+
+# --- the calibrated source without a profile of one's own ----------------------------------------------------------
+
+def _check(text: str):
+    from gpuspec import api
+
+    return api.check_text(text)
+
+
+def test_a_claim_that_asks_for_calibrated_is_checked_against_the_published_profile():
+    report = _check("device H100-SXM\nset sources = model, calibrated\nx = bf16[4096, 4096]\nx * 2 is ≈ 22.3 µs\n")
+    calibrated = [v for v in report.verdicts if v.source == "calibrated"]
+    assert [v.status for v in calibrated] == ["pass"]
+    # 67.1 MB moved at H100-SXM's published 3.015 TB/s (median of 3142.7, 3000, 3010, 3020 GB/s)
+    assert calibrated[0].actual.number == pytest.approx(2 * 2 * 4096 ** 2 / 3015e9)
+    assert calibrated[0].profile == "published profile of H100-SXM"
+    model = [v for v in report.verdicts if v.source == "model"]
+    assert [v.status for v in model] == ["fail"]  # the roofline says 20.0 µs
+
+
+def test_the_published_profile_judges_nothing_unless_asked():
+    report = _check("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 is ≈ 20 µs\n")
+    assert [(v.source, v.status) for v in report.verdicts] == [("model", "pass")]
+
+
+def test_a_model_failure_shows_what_a_real_device_takes():
+    from gpuspec.report import text
+
+    report = _check("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 is ≈ 30 µs\n")
+    (verdict,) = report.verdicts
+    assert verdict.realistic.number == pytest.approx(2 * 2 * 4096 ** 2 / 3015e9)
+    shown = "\n".join(text.failure(verdict))
+    assert "ideal 20.03 µs; a real H100-SXM: ≈ 22.26 µs (published profile of H100-SXM)" in shown
+
+
+def test_a_device_of_ones_own_has_no_published_profile_and_the_claim_says_why():
+    report = _check("device mine from H100-SXM with sms = 100\nset sources = calibrated\nx = bf16[4096, 4096]\n"
+                    "x * 2 is ≈ 22 µs\n")
+    (verdict,) = report.verdicts
+    assert verdict.status == "skip" and "no published profile" in verdict.reason
+
+
+def test_a_profile_of_ones_own_replaces_the_published_one(tmp_path):
+    import json
+
+    from gpuspec import api
+
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"version": profiles.VERSION, "gpu": "NVIDIA H100 80GB HBM3",
+                                "facts": {"hbm_bandwidth": 2.5e12}}), encoding="utf-8")
+    spec = tmp_path / "s.gpu"
+    spec.write_text("device H100-SXM\nset sources = calibrated\nx = bf16[4096, 4096]\nx * 2 is ≈ 26.8 µs\n",
+                    encoding="utf-8")
+    report = api.run_check([str(spec)], api.Sources(profile=str(path)))
+    (verdict,) = report.verdicts
+    assert verdict.status == "pass" and verdict.actual.number == pytest.approx(2 * 2 * 4096 ** 2 / 2.5e12)
+    assert verdict.profile == f"profile {path}"
+
+
+# --- `in practice`: claims about real hardware ----------------------------------------------------------------------
+
+PRACTICE = """device H100-SXM
+x = bf16[4096, 4096]
+x * 2 in practice ≈ 22.3 µs
+y = x * 3 is ≈ 20 µs:
+    in practice ≈ 30 µs
+"""
+
+
+def test_a_claim_in_practice_is_checked_against_calibrated_and_measured_not_the_model():
+    report = _check(PRACTICE)
+    by_line = {}
+    for verdict in report.verdicts:
+        by_line.setdefault(verdict.claim.span.line, []).append((verdict.source, verdict.status))
+    assert by_line[3] == [("calibrated", "pass"), ("measured", "skip")]  # the model's 20.0 µs judges nothing here
+    assert by_line[4] == [("model", "pass")]  # `is`: the ideal claim, as before
+    assert by_line[5] == [("calibrated", "fail"), ("measured", "skip")]
+
+
+def test_a_failing_claim_in_practice_shows_the_ideal_value_beside_the_real_one():
+    from gpuspec.report import text
+
+    report = _check(PRACTICE)
+    (failed,) = [v for v in report.verdicts if v.status == "fail"]
+    assert failed.ideal.number == pytest.approx(2 * 2 * 4096 ** 2 / 3.35e12)
+    shown = "\n".join(text.failure(failed))
+    assert "ideal 20.03 µs; a real H100-SXM: ≈ 22.26 µs (published profile of H100-SXM)" in shown
+
+
+def test_in_practice_is_parsed_into_the_claim_and_kept_by_the_cache_and_the_formatter():
+    from gpuspec import fmt
+    from gpuspec.parse import parse
+    from gpuspec.text import SpecText
+
+    spec = parse(SpecText("p.gpu", PRACTICE))
+    claims = [c for s in spec.statements if hasattr(s, "claims") for c in s.claims.items]
+    assert [c.practice for c in claims] == [True, False, True]
+    assert fmt.format_text(PRACTICE) == PRACTICE
+
+
+@pytest.mark.parametrize("text", ["x * 2 in practice\n", "x * 2 in practise ≈ 3 µs\n", "x * 2 in ≈ 3 µs\n"])
+def test_in_practice_without_claims_or_misspelt_is_a_syntax_error_in_words(text):
+    report = _check("device H100-SXM\nx = bf16[4096, 4096]\n" + text)
+    assert report.diagnostics and all(d.span is not None and d.span.line == 3 for d in report.diagnostics)
+    assert not report.verdicts
+
+
+def test_decode_weights_stream_at_the_published_decode_bandwidth_and_at_hbm_in_the_ideal_model():
+    # A100-80GB: torchao's compiled bf16 runs print 1418.93 and 1435.54 GB/s: median 1427.2 GB/s (70% of 2039)
+    a100 = published.build("A100-80GB")
+    assert a100.facts["decode_bandwidth"] == pytest.approx(1427.235e9)
+    report = _check("device A100-80GB\nset sources = model, calibrated\n"
+                    "decode llama2-7b, batch 1, context 208 compiled as a CUDA graph is t_weights ≈ 6.6 ms\n")
+    ideal, real = sorted(report.verdicts, key=lambda v: v.source != "model")
+    weights = ideal.actual.inputs[0].number  # t_weights = weight_bytes / bandwidth
+    assert ideal.actual.number == pytest.approx(weights / 2.039e12)
+    assert real.actual.number == pytest.approx(weights / 1427.235e9)
+
+
+def test_attention_exponentials_are_a_third_roof_on_a_calibrated_device_only():
+    spec = ("device H100-SXM\nset sources = model, calibrated\nq = bf16[1, 16, 16384, 128]\n"
+            "attention(q, q, q) fused is ≈ 3.5 ms\n")
+    ideal, real = sorted(_check(spec).verdicts, key=lambda v: v.source != "model")
+    scores = 16 * 16384 ** 2
+    flops = 4 * scores * 128 + 6 * scores
+    assert ideal.actual.number == pytest.approx(flops / 989.4e12)  # the ideal model: the tensor roof alone
+    exp_rate = 16 * 132 * 1.98e9  # the programming guide's 16 exp per clock per SM, 132 SMs, 1980 MHz
+    assert published.build("H100-SXM").facts["exp_rate"] == pytest.approx(exp_rate)
+    assert real.actual.number == pytest.approx(flops / 797.8e12 + scores / exp_rate)  # 2.79 ms + 1.03 ms
+    assert real.status == "pass"  # tritonbench's FA3 measured 3.54 ms
+
+
+# --- who launches a stream ------------------------------------------------------------------------------------------
+
+STREAM = "device H200\nb = fp64[4096]\ns = b * 0.25 with 256 threads per block\n"
+
+
+def test_a_stream_launched_from_cpp_takes_the_cpp_launch_cost():
+    # 30,000 launches of a tiny kernel are host-bound: 30,000 × the host's cost per launch, then the last kernel
+    eager = _check(STREAM + "30000 launches of s is ≈ 108 ms\n")
+    cpp = _check(STREAM + "set launched_from = cpp\n30000 launches of s is ≈ 75 ms\n")
+    assert eager.verdicts[0].actual.number == pytest.approx(30000 * 3.6e-6 + 2e-6)  # the catalog's PyTorch op
+    assert cpp.verdicts[0].actual.number == pytest.approx(30000 * 2.5e-6 + 2e-6)  # the catalog's C++ launch
+    real = _check(STREAM + "set launched_from = cpp\n30000 launches of s in practice ≈ 75.6 ms\n")
+    calibrated = real.verdicts[0]
+    assert calibrated.source == "calibrated" and calibrated.status == "pass"
+    assert calibrated.actual.number == pytest.approx(30000 * 2.52e-6 + 1.285e-6)  # RRZE's H200 C++ loop
+
+
+@pytest.mark.parametrize("value, words", [("rust", "not `rust`"), ("cpp, pytorch", "not `cpp pytorch`"),
+                                          ("3 µs", "not a number"), ("CPP", "not `CPP`")])
+def test_launched_from_refuses_what_it_does_not_know_in_words(value, words):
+    report = _check(STREAM + f"set launched_from = {value}\n30000 launches of s is ≈ 75 ms\n")
+    (problem,) = report.diagnostics
+    assert problem.code == "bad-setting" and words in problem.message and problem.span.line == 4
+    assert "pytorch or cpp" in problem.message
+
+
+def test_a_stream_from_cpp_is_not_measured_by_a_python_harness_and_a_pytorch_stream_keeps_its_key():
+    from gpuspec import api, harness
+    from gpuspec.text import SpecText
+
+    eager = api.compile_text(SpecText("a.gpu", STREAM + "30000 launches of s is ≈ 108 ms\n"))
+    cpp = api.compile_text(SpecText("b.gpu", STREAM + "set launched_from = cpp\n30000 launches of s is ≈ 75 ms\n"))
+    [(_, _, stream)] = [w for w in eager.workloads if w[2].kind == "stream"]
+    [(_, _, from_cpp)] = [w for w in cpp.workloads if w[2].kind == "stream"]
+    assert "launched_from" not in harness._structure(stream)  # the key a saved result of it was filed under
+    assert harness.workload_key("", stream) != harness.workload_key("", from_cpp)
+    _, refused = harness.plans(cpp)
+    assert any("launches from Python" in reason for _, reason in refused)
+
+
+def test_quantized_weights_stream_at_their_own_decode_bandwidth():
+    # H100-SXM: torchao's int8 weight-only run prints 1495.41 GB/s, the fp8 one 1339.93, bf16 1904.75
+    h100 = published.build("H100-SXM")
+    assert (h100.facts["decode_bandwidth_int8"], h100.facts["decode_bandwidth_fp8"]) == (1495.41e9, 1339.93e9)
+    times = {}
+    for dtype in ("bf16", "int8", "fp8"):
+        weights = "" if dtype == "bf16" else f", weights {dtype}, kv bf16"
+        report = _check("device H100-SXM\nset sources = calibrated\ndecode llama3.1-8b, batch 1, context 208"
+                        f"{weights} compiled as a CUDA graph is t_weights ≈ 1 ms\n")
+        (verdict,) = report.verdicts
+        times[dtype] = verdict.actual
+    for dtype, bandwidth in (("bf16", 1904.75e9), ("int8", 1495.41e9), ("fp8", 1339.93e9)):
+        assert times[dtype].number == pytest.approx(times[dtype].inputs[0].number / bandwidth)
+
+
+def test_an_eager_decode_step_launches_at_the_model_code_cost_per_kernel():
+    # torchao's eager runs: 43.54 ms / 480 kernels = 90.7 µs and 42.25 ms / 480 = 88.0 µs: median 89.35 µs
+    spec = ("device A100-80GB\nset sources = calibrated\n"
+            "decode llama2-7b, batch 1, context 208 eager is launch_cost ≈ 89 µs\n"
+            "decode llama2-7b, batch 1, context 208 compiled is launch_cost ≈ 3.6 µs\n")
+    eager, compiled = _check(spec).verdicts
+    assert eager.actual.number == pytest.approx(89.35e-6) and eager.status == "pass"
+    assert compiled.actual.number == pytest.approx(3.57e-6)  # compiled code launches at a bare op's cost
+    ideal = _check(spec.replace("set sources = calibrated", "set sources = model")).verdicts[0]
+    assert ideal.actual.number == pytest.approx(3.6e-6)  # the ideal model: the catalog's PyTorch op
+
+
+def test_a_published_profile_written_out_is_a_profile_file_that_keeps_its_derivations(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gpuspec.published", "A100-80GB", "--exclude", "torchao"],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "a100.json"
+    path.write_bytes(done.stdout)
+    loaded = profiles.read_profile(path)
+    assert loaded.facts == published.build("A100-80GB", exclude=("torchao",)).facts
+    assert "decode_bandwidth" not in loaded.facts  # torchao's numbers left out
+    applied = loaded.apply(devices.catalog()["A100-80GB"])
+    assert "the median of 3 measurement(s)" in applied.fact("hbm_bandwidth").note
+
+
+@pytest.mark.parametrize("derivations", [[1, 2], {"hbm_bandwidth": "text"}, {"hbm_bandwidth": {"how": 5}}])
+def test_odd_derivations_in_a_profile_file_change_nothing_but_the_note(tmp_path, derivations):
+    import json
+
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"version": profiles.VERSION, "gpu": "NVIDIA A100-SXM4-80GB",
+                                "facts": {"hbm_bandwidth": 1.7e12}, "derivations": derivations}), encoding="utf-8")
+    applied = profiles.read_profile(path).apply(devices.catalog()["A100-80GB"])
+    assert applied.fact("hbm_bandwidth").value == 1.7e12
+    assert applied.fact("hbm_bandwidth").note == f"measured: {path}"
+
+
+def test_the_command_refuses_what_it_does_not_know():
+    import subprocess
+    import sys
+
+    for args in (["H900"], ["H200", "--exclude", "nope"]):
+        done = subprocess.run([sys.executable, "-m", "gpuspec.published", *args], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr and "no " in done.stderr
+
+
+# --- NCCL's algorithm -----------------------------------------------------------------------------------------------
+
+def test_a_collective_takes_the_bus_efficiency_of_its_nccl_algorithm():
+    h200 = published.build("H200")
+    # ring runs: 367.61, 365.6, 363.3 GB/s busbw of 450: median 365.6 / 450; NVLS: 482.26, 473.1, 475: 475 / 450
+    assert h200.facts["nvlink_bandwidth_ring"] == pytest.approx(365.6 / 450 * 900e9)
+    assert h200.facts["nvlink_bandwidth_nvls"] == pytest.approx(475 / 450 * 900e9)
+    times = {}
+    for algorithm in ("auto", "ring", "nvls"):
+        report = _check(f"device H200\nset sources = calibrated\nset nccl_algorithm = {algorithm}\n"
+                        "all_reduce(8 GiB) across 8 GPUs over nvlink is transfer_time ≈ 40 ms\n")
+        times[algorithm] = report.verdicts[0].actual.number
+    wire = 2 * 7 / 8 * 8 * 2 ** 30
+    assert times["ring"] == pytest.approx(wire / (365.6 / 450 * 450e9))
+    assert times["nvls"] == pytest.approx(wire / (475 / 450 * 450e9))
+    assert times["auto"] == pytest.approx(wire / (h200.facts["nvlink_bandwidth"] / 2))
+    ideal = _check("device H200\nset nccl_algorithm = ring\n"
+                   "all_reduce(8 GiB) across 8 GPUs over nvlink is transfer_time ≈ 40 ms\n").verdicts[0]
+    assert ideal.actual.number == pytest.approx(wire / 450e9)  # the ideal model: the line rate, whatever the algorithm
+
+
+def test_nccl_algorithm_refuses_what_it_does_not_know():
+    report = _check("device H200\nset nccl_algorithm = tree\nall_reduce(1 GiB) across 8 GPUs over nvlink is ≈ 5 ms\n")
+    (problem,) = report.diagnostics
+    assert problem.code == "bad-setting" and "auto, ring or nvls, not `tree`" in problem.message
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"id": "x", "device": "H200"}, "measurement 1 (x): missing fact, value, unit, origin, source, conditions, how"),
+    ({"id": "y", "device": "H200", "fact": "hbm_bandwidth", "value": 1, "unit": "furlongs", "origin": "o",
+      "source": "s", "conditions": "c", "how": "h"}, "measurement 1 (y): unknown unit 'furlongs'"),
+])
+def test_a_malformed_published_entry_is_named_in_words(monkeypatch, entry, words):
+    monkeypatch.setattr(published, "catalog_data", lambda name: {"measurement": [entry]})
+    published.measurements.cache_clear()
+    try:
+        with pytest.raises(profiles.ProfileError) as raised:
+            published.measurements()
+        assert str(raised.value) == f"catalog/published.toml: {words}"
+    finally:
+        published.measurements.cache_clear()
