@@ -17,7 +17,8 @@ from pathlib import Path
 
 import attrs
 
-from gpuspec import __version__, cachedir, nodes
+from gpuspec import cachedir, nodes
+from gpuspec.version import __version__
 from gpuspec.resources import data_dir
 from gpuspec.text import Span
 

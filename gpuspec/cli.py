@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 
-from gpuspec import __version__
+from gpuspec.version import __version__
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.report import (
     EXIT_CODES,
@@ -105,11 +105,12 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check every claim in spec files and folders", epilog=EXIT_CODES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("paths", nargs="+", metavar="PATH",
-                       help="a .gpu file, a folder to search for them, or - for standard input")
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="a .gpu file, a folder to search for them, or - for standard input (default: the paths "
+                            "of [tool.gpuspec] in pyproject.toml, else the current folder)")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
-    check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"), default="text",
-                       help="output format (default: text)")
+    check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"),
+                       help="output format (default: text, or `format` of [tool.gpuspec])")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
     check.add_argument("--update", action="store_true",
                        help="rewrite each failing claim's number to the computed value, at the precision written")
@@ -206,11 +207,15 @@ def _check(args) -> int:
     if args.save_results and not args.measure:
         print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
         return EXIT_INVALID
+    configured = _configured(args)
+    if isinstance(configured, int):
+        return configured
+    defaults, search = configured
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
                       progress=lambda line: print(shown_line(line), file=sys.stderr))
     try:
-        report = run_check(args.paths, sources)
+        report = run_check(args.paths, sources, defaults, search)
     except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130
         sys.stdout.write(_render(stop.report, args.format, args.verbose))
         print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
@@ -233,6 +238,32 @@ def _check(args) -> int:
     if code == EXIT_OK and report.exit_code == EXIT_NOTHING:  # --update had nothing to rewrite
         code = EXIT_NOTHING
     return EXIT_OK if code == EXIT_NOTHING and args.allow_nothing_checked else code
+
+
+def _configured(args):
+    """[tool.gpuspec] of the nearest pyproject.toml, under what the command line gave (which wins): the paths,
+    format, profile and results set into `args`; returns the run's defaults and how to search folders, or exit 2
+    after printing what is wrong with the configuration."""
+    from gpuspec import config
+
+    try:
+        found = config.load()
+    except SpecError as error:
+        return _print_errors(error, error.diagnostics[0].span.file)
+    args.paths = args.paths or list(found.paths) or ["."]
+    args.format = args.format or found.format or "text"
+    args.profile = args.profile or found.profile
+    args.results = args.results or list(found.results)
+    defaults = found.defaults
+    device = getattr(args, "device", None)  # --device NAME, where the command line has it, wins
+    if device is not None:
+        from gpuspec.resolve.defaults import defaults as checked_defaults
+
+        given, problems = checked_defaults(device, None)
+        if problems:
+            return _print_errors(SpecError(problems), "")
+        defaults = type(defaults)(given.device, defaults.tolerance)
+    return defaults, found.search
 
 
 def _render(report, format: str, verbose: bool) -> str:

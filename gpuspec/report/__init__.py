@@ -5,7 +5,7 @@ from pathlib import Path
 
 from attrs import field
 
-from gpuspec.check import Verdict
+from gpuspec.verdicts import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.record import Record, as_tuple, record
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import html
 
-from gpuspec.check import Verdict, show
+from gpuspec.verdicts import Verdict, show
 from gpuspec.program import SOURCES
 from gpuspec.record import Record, record
 from gpuspec.report import Report

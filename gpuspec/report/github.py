@@ -6,7 +6,7 @@ a line nor end the command it is in.
 """
 from __future__ import annotations
 
-from gpuspec.check import Verdict
+from gpuspec.verdicts import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
 from gpuspec.report.safe import shown, shown_line

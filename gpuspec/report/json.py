@@ -10,7 +10,7 @@ import math
 import re
 
 from gpuspec import units
-from gpuspec.check import Verdict
+from gpuspec.verdicts import Verdict
 from gpuspec.report import Report
 
 VERSION = 1

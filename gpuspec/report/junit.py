@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from gpuspec.check import Verdict
+from gpuspec.verdicts import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
 from gpuspec.report.safe import shown

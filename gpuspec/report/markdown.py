@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from gpuspec.check import Verdict, show
+from gpuspec.verdicts import Verdict, show
 from gpuspec.report import Report
 from gpuspec.report.safe import shown
 

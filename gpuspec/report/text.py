@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpuspec.check import Verdict
+from gpuspec.verdicts import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.values import Value
 from gpuspec.report import Report
@@ -57,7 +57,7 @@ def render(report: Report, verbose: bool = False) -> str:
 
 def sources_line(verdicts: list[Verdict]) -> str:
     """Every source's value for one claim, side by side: `model 20.03 µs ✓ · measured 22.90 µs ✗`."""
-    from gpuspec.check import show
+    from gpuspec.verdicts import show
 
     parts = []
     for v in verdicts:

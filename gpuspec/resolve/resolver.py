@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuspec import nodes
 from gpuspec.diagnostics import SpecError
-from gpuspec.program import Program
+from gpuspec.program import Defaults, Program
 from gpuspec.resolve import catalogs, claims, settings, subjects, tensor_expressions
 from gpuspec.resolve.scope import Invalid, Scope
 
@@ -19,9 +19,13 @@ STATEMENTS = {
 }
 
 
-def resolve(spec: nodes.Spec) -> Program:
-    """Resolve one parsed spec. Raises SpecError with every semantic error of the file."""
+def resolve(spec: nodes.Spec, defaults: Defaults | None = None) -> Program:
+    """Resolve one parsed spec, starting from the run's defaults (a device, a tolerance) when given. Raises
+    SpecError with every semantic error of the file."""
     scope = Scope(spec.path)
+    if defaults is not None:
+        scope.device = defaults.device if defaults.device is not None else scope.device  # type: ignore[assignment]
+        scope.tolerance = defaults.tolerance or scope.tolerance
     for statement in spec.statements:
         if isinstance(statement, nodes.Quote):
             scope.quote = statement.text
