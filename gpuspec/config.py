@@ -236,8 +236,11 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
         tolerance = string("tolerance")
     from gpuspec.resolve.defaults import defaults as checked_defaults
 
-    defaults, problems = checked_defaults(device, tolerance, locate.key("device"), locate.key("tolerance"))
-    errors.extend(Diagnostic(p.code, f"[tool.gpuspec] {p.message}", p.span, p.help) for p in problems)
+    with_device, device_problems = checked_defaults(device, None, locate.key("device"))
+    with_tolerance, tolerance_problems = checked_defaults(None, tolerance, None, locate.key("tolerance"))
+    defaults = Defaults(with_device.device, with_tolerance.tolerance)
+    for key, problems in (("device", device_problems), ("tolerance", tolerance_problems)):
+        errors.extend(Diagnostic(p.code, f"[tool.gpuspec] `{key}`: {p.message}", p.span, p.help) for p in problems)
     if errors:
         raise SpecError(errors)
     return Config(shown, found_paths, Search(markdown, exclude, _relative(root)), defaults, device,
