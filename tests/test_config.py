@@ -180,3 +180,12 @@ def test_the_repository_configures_itself():
     root = Path(__file__).resolve().parent.parent
     found = config.read(root / "pyproject.toml")
     assert found is not None and {Path(p).name for p in found.paths} == {"specs", "README.md"}
+
+
+def test_the_readme_shows_the_error_a_misspelt_key_gives(project, capsys):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Configuration"):readme.index("## Python API")]
+    shown = section.split("```\n")[-2]  # the last plain block: the error as printed
+    pyproject(project, '[project]\nname = "post"\n\n[tool.gpuspec]\npathes = ["specs"]\n')
+    code, _, err = check(capsys)
+    assert err == shown and code == 2
