@@ -77,6 +77,30 @@ def read(path: str | Path) -> Config | None:
     the file, line and column."""
     shown = _shown_path(Path(path))
     text = _text(Path(path), shown)
+    found = _parsed(text, shown)
+    if not found:
+        return None
+    table = found["gpuspec"]
+    locate = _Locator(shown, text)
+    if not isinstance(table, dict):
+        raise SpecError([Diagnostic("bad-config", "`tool.gpuspec` must be a table: `[tool.gpuspec]`",
+                                    locate.table(), None)])
+    return _checked(table, Path(path).resolve().parent, shown, locate)
+
+
+def _parsed(text: str, shown: str) -> dict:
+    """{"gpuspec": the table} as TOML gives it, or {} when the file has none. Importing tomllib costs more than
+    the rest of reading the configuration, so the table is kept as JSON in the per-user cache folder, found by a
+    hash of the file's text (and of the Python and the code that parsed it)."""
+    import sys
+
+    from gpuspec import cachedir
+    from gpuspec.version import __version__
+
+    material = cachedir.key(__version__, sys.version, "pyproject", text)
+    cached = cachedir.read_entry("pyproject", material)
+    if isinstance(cached, dict) and set(cached) <= {"gpuspec"}:
+        return cached
     import tomllib
 
     try:
@@ -87,14 +111,9 @@ def read(path: str | Path) -> Config | None:
                                     Span(shown, line, column, line, column + 1), "fix the TOML at this place")]) \
             from None
     tool = data.get("tool")
-    if not isinstance(tool, dict) or "gpuspec" not in tool:
-        return None
-    table = tool["gpuspec"]
-    locate = _Locator(shown, text)
-    if not isinstance(table, dict):
-        raise SpecError([Diagnostic("bad-config", "`tool.gpuspec` must be a table: `[tool.gpuspec]`",
-                                    locate.table(), None)])
-    return _checked(table, Path(path).resolve().parent, shown, locate)
+    found = {"gpuspec": tool["gpuspec"]} if isinstance(tool, dict) and "gpuspec" in tool else {}
+    cachedir.store("pyproject", material, found)  # nothing when it holds what JSON cannot (a NaN, a date)
+    return found
 
 
 def _shown_path(path: Path) -> str:
