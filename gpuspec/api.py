@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from attrs import field
 
 from gpuspec import model
-from gpuspec.verdicts import Evidence, Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.program import Claim, Defaults, Program
@@ -43,6 +42,7 @@ from gpuspec.text import (
     read_leniently,
     read_spec,
 )
+from gpuspec.verdicts import Evidence, Verdict, check
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -9,7 +9,6 @@ import signal
 import sys
 import threading
 
-from gpuspec.version import __version__
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.report import (
     EXIT_CODES,
@@ -21,6 +20,7 @@ from gpuspec.report import (
     EXIT_TERMINATED,
 )
 from gpuspec.report.safe import shown_line
+from gpuspec.version import __version__
 
 DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
 

@@ -28,8 +28,8 @@ from gpuspec.diagnostics import Diagnostic
 from gpuspec.program import Defaults
 
 if TYPE_CHECKING:
-    from gpuspec import verdicts as verdicts_module
     from gpuspec import report as report_module
+    from gpuspec import verdicts as verdicts_module
     from gpuspec.report.explain import Explanation
 
 __all__ = ["Error", "Explained", "Report", "Sources", "Verdict", "check", "explain"]

@@ -73,7 +73,8 @@ def test_markdown_text_is_read_as_markdown_when_its_name_says_so():
     (("device H100-SXM\nx * 2 on 4096² bf16 is ≈\n",), "syntax", "the line ends early"),
     (("\nx * 2 on 4096² bf16 is ≈ 20 µs\n",), "no-device", "no device"),
     (("device H100-SXM\nx * 2 on 4096² bf16 is ≈ 20 parsecs\n",), "unknown-unit", "parsecs"),
-    (("device H100-SXM\r\nx * 2 on 4096² bf16 is ≈ 20 µs\u2028x\n",), "line-separator", "`\\u2028` is not a line break"),
+    (("device H100-SXM\r\nx * 2 on 4096² bf16 is ≈ 20 µs\u2028x\n",), "line-separator",
+     "`\\u2028` is not a line break"),
 ])
 def test_invalid_text_is_returned_located_not_raised(arguments, code, words):
     report = gpuspec.check(*arguments)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import base64
 import html
 
-from gpuspec.verdicts import Verdict, show
 from gpuspec.program import SOURCES
 from gpuspec.record import Record, record
 from gpuspec.report import Report
 from gpuspec.report.markdown import cell as markdown_cell
 from gpuspec.report.markdown import heading
 from gpuspec.report.safe import shown
+from gpuspec.verdicts import Verdict, show
 
 FORMATS = ("html", "markdown")
 _MARKS = {"pass": "✓", "fail": "✗", "skip": "skipped"}

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpuspec.verdicts import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.values import Value
 from gpuspec.report import Report
 from gpuspec.report.safe import log_line, masked, shown_line
+from gpuspec.verdicts import Verdict
 
 _MARKS = {"pass": ".", "fail": "F", "skip": "s"}
 
