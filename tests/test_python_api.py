@@ -139,6 +139,7 @@ def test_the_notebook_table_escapes_hostile_claim_text():
     assert html.escape("<script>") in shown and "\\u202e" in shown
     assert shown.count("<tr>") == 1 + len(report)  # a header and a row per verdict
     assert "2 passed, 0 failed" in shown
+    assert shown.count("<details>") == 2 and "t_mem = bytes_moved / hbm_bandwidth" in shown  # each derivation
 
 
 def test_the_notebook_table_shows_errors_escaped():

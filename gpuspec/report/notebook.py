@@ -7,6 +7,7 @@ import html
 
 from gpuspec.report import Report
 from gpuspec.report.safe import shown
+from gpuspec.report.text import derivation
 
 _COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "skip": "#6e7781", "error": "#cf222e"}
 _CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de"
@@ -25,8 +26,17 @@ def _status(status: str) -> str:
     return f'<b style="color:{_COLOURS[status]}">{status}</b>'
 
 
+def _explained(message: str, steps: list[str]) -> str:
+    """The message, with the derivation folded under it (a <details> element: no script needed to open it)."""
+    if not steps:
+        return _text(message)
+    return (f'<details><summary>{_text(message)}</summary><pre style="margin:0">'
+            f'{_text(chr(10).join(steps))}</pre></details>')
+
+
 def table(report: Report) -> str:
-    """The summary line, then a row per error and per verdict: status, where, claim, source, value, message."""
+    """The summary line, then a row per error and per verdict: status, where, claim, source, value, and the
+message with the value's derivation folded under it."""
     rows = [_row(["status", "where", "claim", "source", "value", "message"], header=True)]
     for diagnostic in report.diagnostics:
         span = diagnostic.span
@@ -37,7 +47,7 @@ def table(report: Report) -> str:
         claim, actual = verdict.claim, verdict.actual
         rows.append(_row([_status(verdict.status), _text(f"{claim.span.file}:{claim.span.line}"), _text(claim.text),
                           _text(verdict.source), _text(actual.format() if actual is not None else ""),
-                          _text(verdict.message)]))
+                          _explained(verdict.message, derivation(actual) if actual is not None else [])]))
     summary = _text(report.summary_line() + (f", {len(report.diagnostics)} errors" if report.diagnostics else ""))
     return (f'<div class="gpuspec-report"><p>{summary}</p>'
             f'<table style="border-collapse:collapse">{"".join(rows)}</table></div>')
