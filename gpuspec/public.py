@@ -88,7 +88,8 @@ class Verdict:
 
     `value` is the computed number in SI units (a string for a word such as `memory-bound`; None when skipped),
     `interval` its (low, high) when it is a range (a measured latency), `expected` the claim's number as written,
-    `derivation` how the value was worked out, in words and numbers, one line a step."""
+    `derivation` how the value was worked out, in words and numbers: a line a step, each input two spaces under the
+    step that uses it."""
 
     __slots__ = ("_verdict",)
 
@@ -180,7 +181,7 @@ class Verdict:
             return ""
         from gpuspec.report.text import derivation
 
-        return "\n".join(line.strip() for line in derivation(actual, depth=64))
+        return "\n".join(derivation(actual, depth=64))  # the whole tree: each input indented under its use
 
     @property
     def raw(self) -> verdicts_module.Verdict:

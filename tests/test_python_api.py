@@ -26,7 +26,8 @@ def test_check_on_text_gives_each_verdict_with_its_value_interval_and_derivation
     assert time.value == pytest.approx(20.03e-6, rel=1e-3) and time.interval == (time.value, time.value)
     assert time.shown_value == "20.0 µs" and time.tolerance == "± 10%"
     assert time.derivation.splitlines()[0].startswith("time = max(t_mem, t_math, kernel_floor)")
-    assert "hbm_bandwidth = 3.35 TB/s" in time.derivation
+    assert "\n  t_mem = bytes_moved / hbm_bandwidth" in time.derivation  # an input under its use
+    assert "\n    hbm_bandwidth = 3.35 TB/s" in time.derivation
     assert (time.file, time.line) == ("<text>", 2)
     assert waves.claim == "62 waves" and waves.value == pytest.approx(62.06, abs=0.01)
     assert report.summary == {"passed": 2, "failed": 0, "skipped": 0, "errors": 0}
