@@ -254,16 +254,7 @@ def _configured(args):
     args.format = args.format or found.format or "text"
     args.profile = args.profile or found.profile
     args.results = args.results or list(found.results)
-    defaults = found.defaults
-    device = getattr(args, "device", None)  # --device NAME, where the command line has it, wins
-    if device is not None:
-        from gpuspec.resolve.defaults import defaults as checked_defaults
-
-        given, problems = checked_defaults(device, None)
-        if problems:
-            return _print_errors(SpecError(problems), "")
-        defaults = type(defaults)(given.device, defaults.tolerance)
-    return defaults, found.search
+    return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
 def _render(report, format: str, verbose: bool) -> str:
