@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING
 from attrs import field
 
 from gpuspec import model
-from gpuspec.check import Evidence, Verdict, check
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.model.expressions import evaluate
-from gpuspec.program import Claim, Program
+from gpuspec.program import Claim, Defaults, Program
 from gpuspec.record import Record, as_tuple, record
 from gpuspec.report import Rebinding, Report
 from gpuspec.resolve import resolve
@@ -43,6 +42,7 @@ from gpuspec.text import (
     read_leniently,
     read_spec,
 )
+from gpuspec.verdicts import Evidence, Verdict, check
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,21 +52,24 @@ if TYPE_CHECKING:
     from gpuspec.report.explain import Explanation
 
 __all__ = [
-    "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Sources", "Spec", "Specs", "Updated",
-    "check_specs", "check_text", "compile_text", "explain", "file_identity", "format_file", "gather_evidence",
-    "load_spec", "load_specs", "read", "run_check", "spec_files", "update_failing",
+    "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Search", "Sources", "Spec", "Specs", "Updated",
+    "check_specs", "check_text", "compile_text", "explain", "explain_program", "file_identity", "format_file",
+    "gather_evidence", "load_spec", "load_specs", "read", "run_check", "spec_files", "text_specs", "update_failing",
 ]
 
 SPEC_SUFFIX = ".gpu"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
-def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
-    """The spec files named by `paths`: files as given, and every *.gpu below a folder, sorted.
+def spec_files(paths: list[str], search: Search | None = None) -> tuple[list[Path], list[Diagnostic]]:
+    """The spec files named by `paths`: files as given, and every *.gpu below a folder (and Markdown file that
+    holds gpu blocks, unless `search` leaves Markdown out), sorted; `search.exclude` skips what a folder holds,
+    never a file named.
 
     A file is named once, however often and by whatever spelling it is reached (`d/a.gpu`, `d/../d/a.gpu`,
     a symlink to it, another hard link): the first spelling is kept.
     """
+    search = search or Search()
     found: list[Path] = []
     errors: list[Diagnostic] = []
     for given in paths:
@@ -74,8 +77,9 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
         if given == "-":
             found.append(path)
         elif path.is_dir():
-            candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (SPEC_SUFFIX,
-                                                                                            *MARKDOWN_SUFFIXES))
+            suffixes = (SPEC_SUFFIX, *MARKDOWN_SUFFIXES) if search.markdown else (SPEC_SUFFIX,)
+            candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes
+                                and not search.excludes(p))
             found.extend(p for p in candidates if p.suffix == SPEC_SUFFIX or _mentions_gpu(p))
         elif path.is_file():
             found.append(path)
@@ -86,6 +90,27 @@ def spec_files(paths: list[str]) -> tuple[list[Path], list[Diagnostic]]:
     for path in found:
         unique.setdefault(file_identity(path), path)
     return list(unique.values()), errors
+
+
+@record
+class Search(Record):
+    """How folders are searched for specs: whether their Markdown files are read for gpu blocks, and the glob
+    patterns (`fnmatch`, `*` crossing `/`) of files and folders to skip, relative to `root`."""
+
+    markdown: bool = True
+    exclude: tuple[str, ...] = field(default=(), converter=as_tuple)
+    root: str = "."
+
+    def excludes(self, path: Path) -> bool:
+        if not self.exclude:
+            return False
+        import os
+        from fnmatch import fnmatchcase
+
+        relative = Path(os.path.relpath(path, self.root)).as_posix()
+        parts = relative.split("/")
+        within = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]  # the file and each folder above it
+        return any(fnmatchcase(name, pattern.rstrip("/")) for name in within for pattern in self.exclude)
 
 
 def file_identity(path: str | Path) -> object:
@@ -161,11 +186,11 @@ class Spec(Record):
         return self.source.warnings
 
 
-def load_spec(path: str | Path, device: Device | None = None) -> Spec:
-    """Read, parse and resolve one spec file (`-` is standard input), rebound to `device` if given (`check
-    --device`). Raises SpecError for invalid input."""
+def load_spec(path: str | Path, defaults: Defaults | None = None, device: Device | None = None) -> Spec:
+    """Read, parse and resolve one spec file (`-` is standard input), with the run's defaults if any, rebound to
+    `device` if given (`check --device`). Raises SpecError for invalid input."""
     source = read(path)
-    return Spec(source, compile_text(source, device))
+    return Spec(source, compile_text(source, defaults, device))
 
 
 def _document(source: SpecText) -> str:
@@ -178,11 +203,11 @@ def _stdin() -> SpecText:
     return decode(sys.stdin.buffer.read(), "<stdin>").spec()
 
 
-def compile_text(source: SpecText, device: Device | None = None) -> Program:
-    """Parse and resolve one spec's text, rebound to `device` if given (`check --device`). Raises SpecError for
-    invalid input."""
+def compile_text(source: SpecText, defaults: Defaults | None = None, device: Device | None = None) -> Program:
+    """Parse and resolve one spec's text (with the run's defaults, if any), rebound to `device` if given (`check
+    --device`). Raises SpecError for invalid input."""
     try:
-        return resolve(_parse(source), device)
+        return resolve(_parse(source), defaults, device)
     except RecursionError:
         raise SpecError([_too_deep(source)]) from None
 
@@ -241,12 +266,13 @@ class Specs(Record):
         return [(spec.path, spec.program) for spec in self.specs]
 
 
-def load_specs(paths: Iterable[str], device: Device | None = None, rebound: Rebinding | None = None) -> Specs:
+def load_specs(paths: Iterable[str], defaults: Defaults | None = None, search: Search | None = None,
+               device: Device | None = None, rebound: Rebinding | None = None) -> Specs:
     """Every spec file under `paths` (see spec_files) read, parsed and resolved; a file that does not load
     gives its errors instead (the text shown beside them read as leniently as it decodes)."""
     paths = list(paths)
     with _no_cyclic_gc():
-        files, diagnostics = spec_files(paths)
+        files, diagnostics = spec_files(paths, search)
         texts: dict[str, str] = {}
         specs: list[Spec] = []
         warnings: list[Diagnostic] = []
@@ -255,7 +281,7 @@ def load_specs(paths: Iterable[str], device: Device | None = None, rebound: Rebi
                 source = read(path)
                 texts[source.path] = _document(source)
                 warnings.extend(source.warnings)  # said even when the blocks do not resolve
-                specs.append(Spec(source, compile_text(source, device)))
+                specs.append(Spec(source, compile_text(source, defaults, device)))
             except SpecError as error:
                 diagnostics.extend(error.diagnostics)
                 if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
@@ -292,7 +318,8 @@ def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
     return report
 
 
-def run_check(paths: Iterable[str], sources: Sources | None = None) -> Report:
+def run_check(paths: Iterable[str], sources: Sources | None = None, defaults: Defaults | None = None,
+              search: Search | None = None) -> Report:
     """Check every claim in the spec files under `paths`: load_specs (rebound to the device `sources.device`
     names, if any), then check_specs."""
     sources = sources or Sources()
@@ -300,7 +327,7 @@ def run_check(paths: Iterable[str], sources: Sources | None = None) -> Report:
     device, rebound, refused = _rebinding(sources)
     if refused:  # a --device that names no device: nothing is checked for a device other than the one asked for
         return Report([], refused, [], {}, paths=paths)
-    return check_specs(load_specs(paths, device, rebound), sources)
+    return check_specs(load_specs(paths, defaults, search, device, rebound), sources)
 
 
 def _rebinding(sources: Sources) -> tuple[Device | None, Rebinding | None, list[Diagnostic]]:
@@ -336,14 +363,28 @@ def _rebinding(sources: Sources) -> tuple[Device | None, Rebinding | None, list[
 
 
 
-def check_text(text: str, path: str = "<spec>", sources: Sources | None = None) -> Report:
-    """Check the claims of one spec given as text (for tests and embedding), as run_check checks a file."""
+def check_text(text: str, path: str = "<spec>", sources: Sources | None = None,
+               defaults: Defaults | None = None) -> Report:
+    """Check the claims of one spec given as text (for tests and embedding), as run_check checks a file; a
+    `path` ending in .md or .markdown reads the text as a Markdown document (its gpu blocks)."""
+    return check_specs(text_specs(text, path, defaults), sources)
+
+
+def text_specs(text: str, path: str = "<spec>", defaults: Defaults | None = None) -> Specs:
+    """One spec given as text, loaded as load_specs loads a file: the spec, or its errors."""
     source = SpecText(path, text)
+    if Path(path).suffix in MARKDOWN_SUFFIXES:
+        from gpuspec import markdown
+
+        source = markdown.extract(path, text)
+    document = _document(source)
     try:
-        specs = Specs([Spec(source, compile_text(source))], [path], [], {path: source.text})
+        separators = _line_separators(source)
+        if separators:
+            raise SpecError(separators)
+        return Specs([Spec(source, compile_text(source, defaults))], [path], [], {path: document}, source.warnings)
     except SpecError as error:
-        specs = Specs([], [path], error.diagnostics, {path: source.text})
-    return check_specs(specs, sources)
+        return Specs([], [path], error.diagnostics, {path: document}, source.warnings)
 
 
 @contextlib.contextmanager
@@ -427,10 +468,14 @@ class Interrupted(KeyboardInterrupt):
         self.report, self.note = report, note
 
 
-def explain(path: str, line: int | None = None) -> list[Explanation]:
+def explain(path: str | Path, line: int | None = None, defaults: Defaults | None = None) -> list[Explanation]:
     """Every metric of each workload in the file (or on `line`), and the value behind each direct claim."""
+    return explain_program(load_spec(path, defaults).program, line)
+
+
+def explain_program(program: Program, line: int | None = None) -> list[Explanation]:
+    """What explain shows, for a program already loaded."""
     from gpuspec.report.explain import Explanation  # what `explain` prints; `check` does without it
-    program = load_spec(path).program
     found: list[Explanation] = []
     for span, text, workload in program.workloads:
         if line is not None and not span.line <= line <= span.end_line:

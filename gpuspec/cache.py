@@ -17,7 +17,8 @@ from pathlib import Path
 
 import attrs
 
-from gpuspec import __version__, cachedir, nodes
+from gpuspec import cachedir, nodes
+from gpuspec.version import __version__
 from gpuspec.resources import data_dir
 from gpuspec.text import Span
 
@@ -26,7 +27,7 @@ _KIND = "spec"
 # checkout changes these without a new version), and this module's encoding. The parser tables are made from the
 # grammar by the installed Lark, and both are in the key.
 _CODE = ("parse.py", "nodes.py", "text.py", "record.py", "diagnostics.py", "resources.py",
-         "cache.py")
+         "cache.py", "version.py")
 
 
 class _Invalid(Exception):

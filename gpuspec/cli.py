@@ -9,7 +9,6 @@ import signal
 import sys
 import threading
 
-from gpuspec import __version__
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.report import (
     EXIT_CODES,
@@ -21,6 +20,7 @@ from gpuspec.report import (
     EXIT_TERMINATED,
 )
 from gpuspec.report.safe import shown_line
+from gpuspec.version import __version__
 
 DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
 
@@ -105,11 +105,12 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check every claim in spec files and folders", epilog=EXIT_CODES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("paths", nargs="+", metavar="PATH",
-                       help="a .gpu file, a folder to search for them, or - for standard input")
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="a .gpu file, a folder to search for them, or - for standard input (default: the paths "
+                            "of [tool.gpuspec] in pyproject.toml, else the current folder)")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
-    check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"), default="text",
-                       help="output format (default: text)")
+    check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"),
+                       help="output format (default: text, or `format` of [tool.gpuspec])")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
     check.add_argument("--update", action="store_true",
                        help="rewrite each failing claim's number to the computed value, at the precision written")
@@ -213,11 +214,15 @@ def _check(args) -> int:
         print("gpuspec check: --update rewrites claims for the device each spec names, and --device checks them "
               "for another; use one or the other", file=sys.stderr)
         return EXIT_INVALID
+    configured = _configured(args)
+    if isinstance(configured, int):
+        return configured
+    defaults, search = configured
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
                       progress=lambda line: print(shown_line(line), file=sys.stderr), device=args.device)
     try:
-        report = run_check(args.paths, sources)
+        report = run_check(args.paths, sources, defaults, search)
     except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130
         sys.stdout.write(_render(stop.report, args.format, args.verbose))
         print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
@@ -240,6 +245,23 @@ def _check(args) -> int:
     if code == EXIT_OK and report.exit_code == EXIT_NOTHING:  # --update had nothing to rewrite
         code = EXIT_NOTHING
     return EXIT_OK if code == EXIT_NOTHING and args.allow_nothing_checked else code
+
+
+def _configured(args):
+    """[tool.gpuspec] of the nearest pyproject.toml, under what the command line gave (which wins): the paths,
+    format, profile and results set into `args`; returns the run's defaults and how to search folders, or exit 2
+    after printing what is wrong with the configuration."""
+    from gpuspec import config
+
+    try:
+        found = config.load()
+    except SpecError as error:
+        return _print_errors(error, error.diagnostics[0].span.file)
+    args.paths = args.paths or list(found.paths) or ["."]
+    args.format = args.format or found.format or "text"
+    args.profile = args.profile or found.profile
+    args.results = args.results or list(found.results)
+    return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
 def _render(report, format: str, verbose: bool) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 
-from gpuspec import __version__, codegen, kinds
+from gpuspec import codegen, kinds
+from gpuspec.version import __version__
 from gpuspec.codegen import Code, UnsafeValue
 from gpuspec.planning import TOO_DEEP, HarnessError
 from gpuspec.program import Program

@@ -338,7 +338,7 @@ def calibrate(out: str, options: Options) -> "object":
 
 def calibration_source(launches: int) -> str:
     """The calibration program (templates/calibrate.py.jinja), `launches` tiny kernels per launch-cost sample."""
-    from gpuspec import __version__
+    from gpuspec.version import __version__
     from gpuspec.codegen import Code, literal
     from gpuspec.templating import environment
 
@@ -349,7 +349,7 @@ def calibration_source(launches: int) -> str:
 def probe_source() -> str:
     """The method probe (templates/probe.py.jinja): does a stream hold keep launch latency out of a GPU time, what
     each kind of L2 flush leaves, and what full-width vectors are worth. scripts/gpu-verify runs it on the GPU."""
-    from gpuspec import __version__
+    from gpuspec.version import __version__
     from gpuspec.codegen import Code
     from gpuspec.templating import environment
 

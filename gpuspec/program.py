@@ -147,3 +147,13 @@ def apply(op: str, args: list[float]) -> float:
 
 
 _ROUNDERS = {"ceil": math.ceil, "floor": math.floor, "round": round, "sqrt": math.sqrt}
+
+
+@record
+class Defaults(Record):
+    """What a run gives every spec before its first line (from `[tool.gpuspec]` or the Python API): a device for
+    workloads in a spec that names none, and the tolerance of `≈` claims in a spec that sets none. A spec's own
+    `device` and `set tolerance` lines win."""
+
+    device: object | None = None        # a devices.Device
+    tolerance: Tolerance | None = None

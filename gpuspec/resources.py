@@ -5,7 +5,8 @@ import functools
 import sys
 from pathlib import Path
 
-from gpuspec import __version__, cachedir
+from gpuspec import cachedir
+from gpuspec.version import __version__
 
 _PACKAGE = Path(__file__).resolve().parent
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from gpuspec.check import Verdict, holds
+from gpuspec.verdicts import Verdict, holds
 
 # The longest number the parser accepts (it refuses longer ones as too large).
 LONGEST_NUMBER = 40

@@ -36,7 +36,7 @@ def model_times(spec: str, key: str, gpu: str | None, profile, device: str | Non
     workload = None
     for rebound in ((target, None) if target else (None,)):
         try:
-            program = load_spec(spec, rebound).program
+            program = load_spec(spec, device=rebound).program
         except SpecError:
             continue
         workload = next((w for _, statement, w in program.workloads if harness.workload_key(statement, w) == key),

@@ -219,10 +219,10 @@ def _expectation(text: str, line: int, written: int) -> Expectation | str:
 def outcomes(source: SpecText, case: Case) -> tuple[list[Outcome], str]:
     """What the case's spec gives when checked, and the text report `gpuspec check` prints for it."""
     from gpuspec.api import compile_text
-    from gpuspec.check import check
     from gpuspec.diagnostics import SpecError
     from gpuspec.report import Report
     from gpuspec.report.text import render
+    from gpuspec.verdicts import check
 
     keep = set(case.lines)
     text = "\n".join(line if n in keep else "" for n, line in enumerate(source.text.split("\n"), 1))

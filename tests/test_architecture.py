@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gpuspec"
 # The pipeline's order, one layer a line, earliest first; names are relative to gpuspec (`__init__` is the package
 # itself). A line of several names is a group whose modules may import each other (without a cycle).
 LAYERS = """
-__init__
+version
 record
 units
 files
@@ -54,6 +54,7 @@ kinds.*.resolve
 resolve.subjects
 resolve.catalogs
 resolve.settings
+resolve.defaults
 resolve.resolver
 resolve
 model.values
@@ -80,7 +81,7 @@ published
 sources
 measure
 mistakes
-check
+verdicts
 report
 report.safe
 report.text
@@ -89,11 +90,14 @@ report.junit
 report.json
 report.markdown
 report.document
+report.notebook
 report.catalog
 report.explain
 fmt
 update
 api
+config
+public
 plot
 plot.data
 plot.select
@@ -102,6 +106,7 @@ pictures
 cli
 pytest_plugin
 __main__
+__init__
 """
 
 
@@ -314,7 +319,7 @@ def test_an_import_cycle_within_a_stage_is_caught():
 
 
 def test_a_module_name_the_guard_cannot_read_is_caught():
-    found = _planted("check", "importlib.import_module(name)")
+    found = _planted("verdicts", "importlib.import_module(name)")
     assert any("whose name is computed" in p for p in found), found
 
 
@@ -344,6 +349,7 @@ FILE_READERS = {
     "files": "JSON files (results, profiles, reports), bounded; atomic writes",
     "cachedir": "cache entries, without following links",
     "resources": "the bundled catalogs (TOML)",
+    "config": "pyproject.toml, for [tool.gpuspec] (TOML, not spec text)",
     "cache": "gpuspec's own code, for the cache key",
     "parse": "the bundled grammar",
     "templating": "timing.py, which every generated program carries",

@@ -205,8 +205,8 @@ class NotANumberSource:
 @pytest.mark.parametrize("source", ["measured", "calibrated"])
 def test_a_source_whose_numbers_are_not_finite_never_passes(source):
     from gpuspec.api import compile_text
-    from gpuspec.check import Evidence, check
     from gpuspec.text import SpecText
+    from gpuspec.verdicts import Evidence, check
 
     spec = H100 + f"set sources = model, {source}\nk = x * 2 on 4096² bf16\n1000 launches of k is busy_share ≈ 100%\n"
     verdicts, problems = check(compile_text(SpecText("t.gpu", spec)), Evidence(**{source: NotANumberSource()}))

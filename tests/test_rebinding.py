@@ -135,7 +135,7 @@ def test_auto_finds_the_gpu_or_says_why_not():
 # --- what rebinding does to a spec -----------------------------------------------------------------------------
 
 def program(text: str, device=H200):
-    return compile_text(SpecText("r.gpu", text), device)
+    return compile_text(SpecText("r.gpu", text), device=device)
 
 
 def devices_of(text: str, device=H200) -> list:

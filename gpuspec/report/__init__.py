@@ -5,9 +5,9 @@ from pathlib import Path
 
 from attrs import field
 
-from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.record import Record, as_tuple, record
+from gpuspec.verdicts import Verdict
 
 # The exit codes of `gpuspec check` (and `report`), as pytest numbers its own: a run that checked nothing is
 # not a pass, and a crash is never mistaken for a failing claim.

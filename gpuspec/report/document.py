@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import html
 
-from gpuspec.check import Verdict, show
 from gpuspec.program import SOURCES
 from gpuspec.record import Record, record
 from gpuspec.report import Report
@@ -13,6 +12,7 @@ from gpuspec.report.markdown import cell as markdown_cell
 from gpuspec.report.markdown import heading
 from gpuspec.report.safe import shown
 from gpuspec.report.text import realistic_line
+from gpuspec.verdicts import Verdict, show
 
 FORMATS = ("html", "markdown")
 _MARKS = {"pass": "✓", "fail": "✗", "skip": "skipped"}

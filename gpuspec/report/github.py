@@ -6,12 +6,12 @@ a line nor end the command it is in.
 """
 from __future__ import annotations
 
-from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
 from gpuspec.report.safe import shown, shown_line
 from gpuspec.report.text import derivation, sources_line
 from gpuspec.text import Span
+from gpuspec.verdicts import Verdict
 
 
 def escape_data(text: str) -> str:

@@ -10,8 +10,8 @@ import math
 import re
 
 from gpuspec import units
-from gpuspec.check import Verdict
 from gpuspec.report import Report
+from gpuspec.verdicts import Verdict
 
 VERSION = 1
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
 from gpuspec.report.safe import shown
 from gpuspec.report.text import Documents, error, failure
+from gpuspec.verdicts import Verdict
 
 # The suite that holds errors without a file (an unreadable path, a bad option).
 NO_FILE = "gpuspec"

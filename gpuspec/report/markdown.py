@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-from gpuspec.check import Verdict, show
 from gpuspec.report import Report
 from gpuspec.report.safe import shown
+from gpuspec.verdicts import Verdict, show
 
 # Characters with a meaning inside a GitHub Markdown table cell: a backslash escape makes each literal.
 # The backslash comes first, so that `\|` written in a claim stays a backslash and a pipe.

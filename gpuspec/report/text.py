@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpuspec.check import Verdict
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.values import Value
 from gpuspec.report import Report
 from gpuspec.report.safe import log_line, masked, shown_line
+from gpuspec.verdicts import Verdict
 
 _MARKS = {"pass": ".", "fail": "F", "skip": "s"}
 
@@ -59,7 +59,7 @@ def render(report: Report, verbose: bool = False) -> str:
 
 def sources_line(verdicts: list[Verdict]) -> str:
     """Every source's value for one claim, side by side: `model 20.03 µs ✓ · measured 22.90 µs ✗`."""
-    from gpuspec.check import show
+    from gpuspec.verdicts import show
 
     parts = []
     for v in verdicts:
@@ -74,7 +74,7 @@ def sources_line(verdicts: list[Verdict]) -> str:
 def realistic_line(verdict: Verdict) -> str:
     """The ideal value beside what a real device takes: `ideal 20.03 µs; a real H100-SXM: ≈ 22.3 µs (published
     profile of H100-SXM)`."""
-    from gpuspec.check import show
+    from gpuspec.verdicts import show
 
     device = next((w.device.name for w in _workloads(verdict.claim.subject)), None)
     real = f"a real {device}" if device else "on a real device"

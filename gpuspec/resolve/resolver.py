@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuspec import nodes
 from gpuspec.devices import Device
 from gpuspec.diagnostics import SpecError
-from gpuspec.program import Program
+from gpuspec.program import Defaults, Program
 from gpuspec.resolve import catalogs, claims, settings, subjects, tensor_expressions
 from gpuspec.resolve.scope import Invalid, Scope
 
@@ -20,12 +20,17 @@ STATEMENTS = {
 }
 
 
-def resolve(spec: nodes.Spec, device: Device | None = None) -> Program:
-    """Resolve one parsed spec. Raises SpecError with every semantic error of the file.
+def resolve(spec: nodes.Spec, defaults: Defaults | None = None, device: Device | None = None) -> Program:
+    """Resolve one parsed spec, starting from the run's defaults (a device, a tolerance) when given. Raises
+    SpecError with every semantic error of the file.
 
     `device` rebinds the spec to that catalog device (`check --device`): every `device` statement stands for it
-    (resolve/catalogs.py says how a derived device is rebound)."""
+    (resolve/catalogs.py says how a derived device is rebound), and so does a default device."""
     scope = Scope(spec.path, device)
+    if defaults is not None:
+        if defaults.device is not None:
+            scope.device = device if device is not None else defaults.device  # type: ignore[assignment]
+        scope.tolerance = defaults.tolerance or scope.tolerance
     for statement in spec.statements:
         if isinstance(statement, nodes.Quote):
             scope.quote = statement.text

@@ -1,0 +1,280 @@
+"""`[tool.gpuspec]` in pyproject.toml: the project's defaults for `gpuspec check`, found as ruff and pytest find
+theirs (the nearest pyproject.toml from the current folder up that holds the table), every key checked.
+
+A key that is not one of KEYS, a value of the wrong type or an unknown device is an error naming the key, the file,
+its line and column and what would be right; so is TOML that does not parse, or a file that is not UTF-8. Paths in
+the table are relative to the folder of the pyproject.toml that holds it. The command line overrides each key.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from attrs import field
+
+from gpuspec.api import Search
+from gpuspec.diagnostics import Diagnostic, SpecError, did_you_mean
+from gpuspec.program import Defaults
+from gpuspec.record import Record, as_tuple, record
+from gpuspec.text import Span
+
+FILE = "pyproject.toml"
+FORMATS = ("text", "json", "junit", "markdown", "github")
+# Each key, the type it takes in words, and what it means (README's table says the same).
+KEYS = {
+    "paths": "a list of paths: what `gpuspec check` checks when given none (default: the current folder)",
+    "markdown": "true or false: whether folders' Markdown files are searched for gpu blocks (default true)",
+    "exclude": "a list of glob patterns: files and folders skipped when searching folders",
+    "tolerance": "a string such as \"5%\" or \"2 µs\": the tolerance of ≈ claims in specs that set none",
+    "device": "a string: the catalog device of workloads in specs that name none",
+    "profile": "a string: the calibration profile (the calibrated source)",
+    "results": "a list of paths: results files (the measured source)",
+    "format": f"one of {', '.join(FORMATS)}: the output format of `gpuspec check`",
+}
+_TOO_BIG = 1 << 20  # a pyproject.toml larger than this is not one
+
+
+@record
+class Config(Record):
+    """The settings of `[tool.gpuspec]` (paths made relative to the current folder), or the defaults when no
+    pyproject.toml holds the table (`file` is then None)."""
+
+    file: str | None = None
+    paths: tuple[str, ...] = field(default=(), converter=as_tuple)
+    search: Search = Search()
+    defaults: Defaults = Defaults()
+    device: str | None = None
+    profile: str | None = None
+    results: tuple[str, ...] = field(default=(), converter=as_tuple)
+    format: str | None = None
+
+
+def load(start: str | Path = ".") -> Config:
+    """The configuration that applies in `start`: that of the nearest pyproject.toml at or above it that holds a
+    `[tool.gpuspec]` table (a file that mentions gpuspec but does not parse counts: its error is worth seeing), or
+    the defaults. Raises SpecError, every problem located, when it is wrong."""
+    folder = Path(start).resolve()
+    for candidate in (folder, *folder.parents):
+        path = candidate / FILE
+        if path.is_file() and _mentions_gpuspec(path):
+            found = read(path)
+            if found is not None:
+                return found
+    return Config()
+
+
+def _mentions_gpuspec(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return b"gpuspec" in file.read(_TOO_BIG + 1)
+    except OSError:
+        return False
+
+
+def read(path: str | Path) -> Config | None:
+    """`[tool.gpuspec]` of one pyproject.toml, checked (None when it has no such table). Raises SpecError naming
+    the file, line and column."""
+    shown = _shown_path(Path(path))
+    text = _text(Path(path), shown)
+    found = _parsed(text, shown)
+    if not found:
+        return None
+    table = found["gpuspec"]
+    locate = _Locator(shown, text)
+    if not isinstance(table, dict):
+        raise SpecError([Diagnostic("bad-config", "`tool.gpuspec` must be a table: `[tool.gpuspec]`",
+                                    locate.table(), None)])
+    return _checked(table, Path(path).resolve().parent, shown, locate)
+
+
+def _parsed(text: str, shown: str) -> dict:
+    """{"gpuspec": the table} as TOML gives it, or {} when the file has none. Importing tomllib costs more than
+    the rest of reading the configuration, so the table is kept as JSON in the per-user cache folder, found by a
+    hash of the file's text (and of the Python and the code that parsed it)."""
+    import sys
+
+    from gpuspec import cachedir
+    from gpuspec.version import __version__
+
+    material = cachedir.key(__version__, sys.version, "pyproject", text)
+    cached = cachedir.read_entry("pyproject", material)
+    if isinstance(cached, dict) and set(cached) <= {"gpuspec"}:
+        return cached
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        line, column = _position(error)
+        raise SpecError([Diagnostic("bad-toml", f"{shown} is not valid TOML: {_reason(error)}",
+                                    Span(shown, line, column, line, column + 1), "fix the TOML at this place")]) \
+            from None
+    tool = data.get("tool")
+    found = {"gpuspec": tool["gpuspec"]} if isinstance(tool, dict) and "gpuspec" in tool else {}
+    cachedir.store("pyproject", material, found)  # nothing when it holds what JSON cannot (a NaN, a date)
+    return found
+
+
+def _shown_path(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def _text(path: Path, shown: str) -> str:
+    try:
+        with open(path, "rb") as file:
+            data = file.read(_TOO_BIG + 1)
+    except OSError as error:
+        raise SpecError([Diagnostic("unreadable", f"cannot read {shown}: {error.strerror or error}",
+                                    Span(shown, 1, 1, 1, 1))]) from None
+    if len(data) > _TOO_BIG:
+        raise SpecError([Diagnostic("bad-toml", f"{shown} is larger than {_TOO_BIG} bytes",
+                                    Span(shown, 1, 1, 1, 1))])
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        before = data[:error.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
+        raise SpecError([Diagnostic("unreadable", f"{shown} is not UTF-8: byte 0x{data[error.start]:02x} "
+                                    f"cannot start or continue a character", Span(shown, line, column, line,
+                                                                                   column + 1),
+                                    "TOML files are UTF-8: save it as UTF-8")]) from None
+
+
+def _position(error: Exception) -> tuple[int, int]:
+    line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
+    if line is None:
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        line, column = (int(found[1]), int(found[2])) if found else (1, 1)
+    return line, column or 1
+
+
+def _reason(error: Exception) -> str:
+    words = getattr(error, "msg", None) or re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "",
+                                                  str(error))
+    return words[:1].lower() + words[1:]
+
+
+class _Locator:
+    """Where a key of `[tool.gpuspec]` is written: its line and column, found by reading the lines as TOML lays
+    them out (a `[tool.gpuspec]` header and `key = ...` lines, or dotted keys such as `tool.gpuspec.key = ...`)."""
+
+    _HEADER = re.compile(r"\s*\[(?!\[)\s*(?P<name>[^\]]*?)\s*\]")
+    _KEY = re.compile(r"\s*(?P<key>(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|"
+                      r"'[^']*'))*)\s*=")
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.lines = re.split(r"\r\n|\n", text)
+
+    @staticmethod
+    def _parts(dotted: str) -> list[str]:
+        return [part.strip().strip("\"'") for part in re.findall(r"\"[^\"]*\"|'[^']*'|[^.]+", dotted)]
+
+    def key(self, name: str) -> Span:
+        table: list[str] = []
+        for number, line in enumerate(self.lines, 1):
+            header = self._HEADER.match(line)
+            if header:
+                table = self._parts(header["name"])
+                if table[:3] == ["tool", "gpuspec", name]:
+                    column = line.index(name) + 1 if name in line else 1
+                    return Span(self.path, number, column, number, column + len(name))
+                continue
+            found = self._KEY.match(line)
+            if found and [*table, *self._parts(found["key"])][:3] == ["tool", "gpuspec", name]:
+                column = found.start("key") + found["key"].rfind(name) + 1
+                return Span(self.path, number, column, number, column + len(name))
+        return self.table()
+
+    def table(self) -> Span:
+        for number, line in enumerate(self.lines, 1):
+            header = self._HEADER.match(line)
+            if header and self._parts(header["name"])[:2] == ["tool", "gpuspec"]:
+                return Span(self.path, number, 1, number, len(line) + 1)
+        return Span(self.path, 1, 1, 1, 1)
+
+
+def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
+    errors: list[Diagnostic] = []
+
+    def wrong(key: str, message: str, help: str | None = None) -> None:
+        errors.append(Diagnostic("bad-config", f"[tool.gpuspec] `{key}`: {message}", locate.key(key),
+                                 help or f"`{key}` takes {KEYS[key]}"))
+
+    for key in table:
+        if key not in KEYS:
+            hint = did_you_mean(key, KEYS)
+            listed = "the keys are " + ", ".join(KEYS)
+            errors.append(Diagnostic("unknown-config-key", f"unknown key `{key}` in [tool.gpuspec] of {shown}",
+                                     locate.key(key), f"{hint} ({listed})" if hint else listed))
+
+    def paths(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            wrong(key, f"must be a list of strings, such as [\"specs\"], not {_kind(value)}")
+            return ()
+        if any(not item.strip() or "\x00" in item for item in value):
+            wrong(key, "holds an empty path, or one with a NUL character")
+            return ()
+        return tuple(item for item in value)
+
+    def string(key: str) -> str | None:
+        value = table.get(key)
+        if value is not None and not isinstance(value, str):
+            wrong(key, f"must be a string, not {_kind(value)}")
+            return None
+        if value is not None and (not value.strip() or "\x00" in value):
+            wrong(key, "must not be empty or hold a NUL character")
+            return None
+        return value
+
+    found_paths = tuple(_relative(root / path) for path in paths("paths"))
+    exclude = paths("exclude")
+    markdown = table.get("markdown", True)
+    if not isinstance(markdown, bool):
+        wrong("markdown", f"must be true or false, not {_kind(markdown)}")
+        markdown = True
+    results = tuple(_relative(root / path) for path in paths("results"))
+    profile = string("profile")
+    format = string("format")
+    if format is not None and format not in FORMATS:
+        wrong("format", f"`{format}` is not an output format", did_you_mean(format, FORMATS) or
+              f"`format` takes {KEYS['format']}")
+        format = None
+    device = string("device")
+    tolerance = table.get("tolerance")
+    if isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool):
+        wrong("tolerance", f"must be a string with its unit, such as \"5%\", not the number {tolerance!r}")
+        tolerance = None
+    else:
+        tolerance = string("tolerance")
+    from gpuspec.resolve.defaults import defaults as checked_defaults
+
+    with_device, device_problems = checked_defaults(device, None, locate.key("device"))
+    with_tolerance, tolerance_problems = checked_defaults(None, tolerance, None, locate.key("tolerance"))
+    defaults = Defaults(with_device.device, with_tolerance.tolerance)
+    for key, problems in (("device", device_problems), ("tolerance", tolerance_problems)):
+        errors.extend(Diagnostic(p.code, f"[tool.gpuspec] `{key}`: {p.message}", p.span, p.help) for p in problems)
+    if errors:
+        raise SpecError(errors)
+    return Config(shown, found_paths, Search(markdown, exclude, _relative(root)), defaults, device,
+                  _relative(root / profile) if profile else None, results, format)
+
+
+def _relative(path: Path) -> str:
+    """`path` as the current folder reaches it (`specs`, `../specs`), so that reports name files as a user would."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _kind(value: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+             dict: "a table"}
+    return names.get(type(value), type(value).__name__)

@@ -1,0 +1,384 @@
+"""The Python API at the package top: `gpuspec.check`, `gpuspec.explain` and what they return, typed and documented.
+
+A thin face over gpuspec.api (the application API every command uses), for a program or a notebook:
+
+    import gpuspec
+    report = gpuspec.check(Path("specs/"), device="H100-SXM")
+    for verdict in report:                  # every claim against every source
+        print(verdict.status, verdict.claim, verdict.value, verdict.expected)
+    report.errors                           # invalid input, each located: never raised
+
+The contract: what is wrong with the *input* (a spec that does not parse or resolve, a path that names nothing,
+an unknown device, a profile or results file that cannot be used) comes back located in `Report.errors` (and
+`Explained.errors`), as the command line prints it; only a wrong *call* (an argument of the wrong type) raises
+TypeError, and Ctrl-C while measuring raises api.Interrupted (a KeyboardInterrupt holding the report so far).
+
+Nothing here imports lark, jinja2, torch or triton: a spec is parsed (lark) only when its text is not cached, and
+measuring (torch, triton) only when `sources` asks for it.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Union
+
+from gpuspec import api
+from gpuspec.api import Sources
+from gpuspec.diagnostics import Diagnostic
+from gpuspec.program import Defaults
+
+if TYPE_CHECKING:
+    from gpuspec import report as report_module
+    from gpuspec import verdicts as verdicts_module
+    from gpuspec.report.explain import Explanation
+
+__all__ = ["Error", "Explained", "Report", "Sources", "Verdict", "check", "explain"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Input = Union[str, "os.PathLike[str]", Sequence[PathLike]]
+_TEXT_NAME = "<text>"
+
+
+class Error:
+    """One problem with the input: its code (`unknown-device`), words, where (file, line, column: None when it
+    is about an argument rather than a file), and what would be right (`help`, or None)."""
+
+    __slots__ = ("_diagnostic",)
+
+    def __init__(self, diagnostic: Diagnostic):
+        self._diagnostic = diagnostic
+
+    @property
+    def code(self) -> str:
+        return self._diagnostic.code
+
+    @property
+    def message(self) -> str:
+        return self._diagnostic.message
+
+    @property
+    def help(self) -> str | None:
+        return self._diagnostic.help
+
+    @property
+    def file(self) -> str | None:
+        span = self._diagnostic.span
+        return span.file if span else None
+
+    @property
+    def line(self) -> int | None:
+        span = self._diagnostic.span
+        return span.line if span else None
+
+    @property
+    def column(self) -> int | None:
+        span = self._diagnostic.span
+        return span.column if span else None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}: " if self.file else ""
+        return f"{where}error[{self.code}]: {self.message}" + (f" ({self.help})" if self.help else "")
+
+    def __repr__(self) -> str:
+        return f"<gpuspec.Error {self}>"
+
+
+class Verdict:
+    """One claim against one source (`model`, `calibrated`, `measured`): `status` is "pass", "fail" or "skip".
+
+    `value` is the computed number in SI units (a string for a word such as `memory-bound`; None when skipped),
+    `interval` its (low, high) when it is a range (a measured latency), `expected` the claim's number as written,
+    `derivation` how the value was worked out, in words and numbers: a line a step, each input two spaces under the
+    step that uses it."""
+
+    __slots__ = ("_verdict",)
+
+    def __init__(self, verdict: verdicts_module.Verdict):
+        self._verdict = verdict
+
+    @property
+    def claim(self) -> str:
+        return self._verdict.claim.text
+
+    @property
+    def file(self) -> str:
+        return self._verdict.claim.span.file
+
+    @property
+    def line(self) -> int:
+        return self._verdict.claim.span.line
+
+    @property
+    def column(self) -> int:
+        return self._verdict.claim.span.column
+
+    @property
+    def metric(self) -> str:
+        return self._verdict.claim.metric
+
+    @property
+    def comparator(self) -> str:
+        return self._verdict.claim.comparator
+
+    @property
+    def expected(self) -> str:
+        return self._verdict.claim.expected.written
+
+    @property
+    def tolerance(self) -> str | None:
+        tolerance = self._verdict.claim.tolerance
+        return tolerance.written if tolerance is not None else None
+
+    @property
+    def source(self) -> str:
+        return self._verdict.source
+
+    @property
+    def status(self) -> str:
+        return self._verdict.status
+
+    @property
+    def passed(self) -> bool:
+        return self._verdict.status == "pass"
+
+    @property
+    def value(self) -> float | str | None:
+        actual = self._verdict.actual
+        return None if actual is None else actual.number
+
+    @property
+    def shown_value(self) -> str | None:
+        """The value as the report prints it, with its unit (`20.0 µs`)."""
+        actual = self._verdict.actual
+        return None if actual is None else actual.format()
+
+    @property
+    def unit(self) -> str | None:
+        """The SI unit `value` is in (`s`, `B/s`; '' for a count), or None when there is no value."""
+        actual = self._verdict.actual
+        if actual is None or actual.dimension is None:
+            return None
+        from gpuspec import units
+
+        return units.si_symbol(actual.dimension)
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        actual = self._verdict.actual
+        if actual is None or isinstance(actual.number, str):
+            return None
+        return actual.bounds
+
+    @property
+    def message(self) -> str:
+        """The value against the claim in words, or why it was skipped."""
+        return self._verdict.message
+
+    @property
+    def derivation(self) -> str:
+        actual = self._verdict.actual
+        if actual is None:
+            return ""
+        from gpuspec.report.text import derivation
+
+        return "\n".join(derivation(actual, depth=64))  # the whole tree: each input indented under its use
+
+    @property
+    def raw(self) -> verdicts_module.Verdict:
+        """The application's verdict (gpuspec.verdicts.Verdict), for what this face does not show."""
+        return self._verdict
+
+    def __repr__(self) -> str:
+        return (f"<gpuspec.Verdict {self.status} {self.source} {self.file}:{self.line} {self.claim!r}: "
+                f"{self.shown_value}>")
+
+
+class Report:
+    """What `gpuspec.check` found: iterate it for the verdicts (one per claim and source), in file order.
+
+    `errors` holds invalid input, located; `warnings` what changes no verdict (a fence nearly a gpu block);
+    `exit_code` is what `gpuspec check` would exit with (0 all hold, 1 a claim fails, 2 invalid input, 5 nothing
+    checked); `ok` is true when it would be 0. In a notebook it shows as a table."""
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: report_module.Report):
+        self._report = report
+
+    def __iter__(self) -> Iterator[Verdict]:
+        return (Verdict(verdict) for verdict in self._report.verdicts)
+
+    def __len__(self) -> int:
+        return len(self._report.verdicts)
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return list(self)
+
+    @property
+    def failures(self) -> list[Verdict]:
+        return [verdict for verdict in self if verdict.status == "fail"]
+
+    @property
+    def errors(self) -> list[Error]:
+        return [Error(diagnostic) for diagnostic in self._report.diagnostics]
+
+    @property
+    def warnings(self) -> list[Error]:
+        return [Error(diagnostic) for diagnostic in self._report.warnings]
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return self._report.files
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """{"passed": ..., "failed": ..., "skipped": ..., "errors": ...}"""
+        return self._report.summary
+
+    @property
+    def exit_code(self) -> int:
+        return self._report.exit_code
+
+    @property
+    def ok(self) -> bool:
+        return self._report.exit_code == 0
+
+    @property
+    def raw(self) -> report_module.Report:
+        """The application's Report (gpuspec.report.Report), which every printer in gpuspec.report takes."""
+        return self._report
+
+    def format(self, format: str = "text", verbose: bool = False) -> str:
+        """The report as `gpuspec check --format FORMAT` prints it: text, json, junit, markdown or github."""
+        import importlib
+
+        if format not in ("text", "json", "junit", "markdown", "github"):
+            raise ValueError(f"unknown format {format!r}: text, json, junit, markdown or github")
+        if format == "text":
+            from gpuspec.report import text
+
+            return text.render(self._report, verbose=verbose)
+        return importlib.import_module(f"gpuspec.report.{format}").render(self._report)
+
+    def __str__(self) -> str:
+        return self.format("text")
+
+    def __repr__(self) -> str:
+        return f"<gpuspec.Report {self._report.summary_line()}, {len(self._report.diagnostics)} errors>"
+
+    def _repr_html_(self) -> str:
+        from gpuspec.report.notebook import table
+
+        return table(self._report)
+
+
+class Explained:
+    """What `gpuspec.explain` found: each workload or claim with its values (iterate it), or the errors that kept
+    the spec from loading. `str()` is what `gpuspec explain` prints."""
+
+    __slots__ = ("_items", "_errors")
+
+    def __init__(self, items: Sequence[Explanation], errors: Sequence[Diagnostic]):
+        self._items, self._errors = list(items), list(errors)
+
+    def __iter__(self) -> Iterator[Explanation]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def errors(self) -> list[Error]:
+        return [Error(diagnostic) for diagnostic in self._errors]
+
+    def __str__(self) -> str:
+        from gpuspec import devices, llm_catalog
+        from gpuspec.report import explain as printer
+
+        if self._errors:
+            return "\n".join(str(error) for error in self.errors) + "\n"
+        return printer.render(self._items, {**devices.references(), **llm_catalog.references()})
+
+    def __repr__(self) -> str:
+        return f"<gpuspec.Explained {len(self._items)} items, {len(self._errors)} errors>"
+
+
+def check(text_or_paths: Input, *, device: str | None = None, tolerance: str | None = None,
+          sources: Sources | None = None, name: str = _TEXT_NAME) -> Report:
+    """Check every claim, as `gpuspec check` does, and return the Report.
+
+    text_or_paths: a `str` is spec text (named `name` in errors; a `name` ending in .md reads it as Markdown);
+        a `pathlib.Path` (or any os.PathLike), or a list or tuple of paths (str or Path), names files and folders,
+        searched as `gpuspec check PATH...` searches them.
+    device: a catalog device (`"H100-SXM"`) for the workloads of specs that name none; a spec's own `device` wins.
+    tolerance: the tolerance of `≈` claims in specs that set none (`"5%"`, `"2 µs"`); default ± 10%.
+    sources: what to check against beside the model: `gpuspec.Sources(profile=..., results=(...,))`.
+
+    Invalid input comes back in `report.errors`, located; it is never raised.
+    """
+    defaults, problems = _defaults(device, tolerance)
+    if isinstance(text_or_paths, str):
+        specs = api.text_specs(text_or_paths, name, defaults)
+    else:
+        specs = api.load_specs(_paths(text_or_paths), defaults)
+    if problems:  # a wrong argument: said once, with the spec's own errors (which it may have caused)
+        specs = api.Specs(specs.specs, specs.files, [*problems, *specs.diagnostics], specs.texts, specs.warnings,
+                          specs.paths)
+    return Report(api.check_specs(specs, _sources(sources)))
+
+
+def explain(text_or_path: str | os.PathLike[str], line: int | None = None, *, device: str | None = None,
+            name: str = _TEXT_NAME) -> Explained:
+    """How every metric of each workload is derived, and the value behind each claim, as `gpuspec explain`
+    prints it; only those on `line` when given. A `str` is spec text, a Path a spec file; invalid input comes back
+    in `.errors`, located."""
+    from gpuspec.diagnostics import SpecError
+
+    defaults, problems = _defaults(device, None)
+    if problems:
+        return Explained([], problems)
+    if isinstance(text_or_path, str):
+        specs = api.text_specs(text_or_path, name, defaults)
+        if specs.diagnostics:
+            return Explained([], specs.diagnostics)
+        return Explained(api.explain_program(specs.specs[0].program, line), [])
+    if not isinstance(text_or_path, os.PathLike):
+        raise TypeError(f"explain takes spec text (str) or a path (pathlib.Path), not {type(text_or_path).__name__}")
+    try:
+        return Explained(api.explain(os.fspath(text_or_path), line, defaults), [])
+    except SpecError as error:
+        return Explained([], error.diagnostics)
+
+
+def _paths(given: object) -> list[str]:
+    if isinstance(given, os.PathLike):
+        return [os.fspath(given)]
+    if isinstance(given, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in given):
+        return [os.fspath(p) for p in given]
+    raise TypeError("check takes spec text (str), a path (pathlib.Path) or a list of paths, not "
+                    f"{type(given).__name__}")
+
+
+def _sources(sources: object) -> Sources | None:
+    if sources is not None and not isinstance(sources, Sources):
+        raise TypeError(f"sources must be gpuspec.Sources, not {type(sources).__name__}")
+    return sources
+
+
+def _defaults(device: object, tolerance: object) -> tuple[Defaults, list[Diagnostic]]:
+    for argument, given in (("device", device), ("tolerance", tolerance)):
+        if given is not None and not isinstance(given, str):
+            raise TypeError(f"{argument} must be a str, not {type(given).__name__}")
+    if device is None and tolerance is None:
+        return Defaults(), []
+    from gpuspec.resolve.defaults import defaults
+
+    found, problems = defaults(device, tolerance)  # type: ignore[arg-type]
+    return found, [_about_argument(problem) for problem in problems]
+
+
+def _about_argument(problem: Diagnostic) -> Diagnostic:
+    argument = "device" if problem.code == "unknown-device" else "tolerance"
+    return Diagnostic(problem.code, f"{argument}=: {problem.message}", None, problem.help)
+

@@ -1,0 +1,191 @@
+"""[tool.gpuspec] in pyproject.toml: found by walking up, every key applied, the command line winning, and every
+mistake (a misspelt key, a wrong type, TOML that does not parse, bytes that are not UTF-8) a located error."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuspec import config
+from gpuspec.cli import main
+from gpuspec.diagnostics import SpecError
+
+SPEC = "x * 2 on 4096² bf16 is ≈ 21 µs\n"  # 20.03 µs on an H100-SXM: holds at ± 10%, fails at ± 1%
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project folder, the current folder: specs/a.gpu (no device line), drafts/b.gpu (fails), docs/post.md."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "a.gpu").write_text(SPEC, encoding="utf-8")
+    (tmp_path / "drafts").mkdir()
+    (tmp_path / "drafts" / "b.gpu").write_text("device H100-SXM\nx * 2 on 4096² bf16 is ≈ 99 µs\n", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "post.md").write_text("# Post\n\n```gpu\ndevice H100-SXM\n" + SPEC + "```\n",
+                                               encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def pyproject(folder: Path, text: str | bytes) -> Path:
+    path = folder / "pyproject.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+def check(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["check", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_without_a_configuration_check_searches_the_current_folder(project, capsys):
+    code, out, err = check(capsys, "--format", "json")
+    data = json.loads(out)
+    assert code == 2  # specs/a.gpu names no device
+    assert sorted({e["file"] for e in data["errors"]}) == ["specs/a.gpu"]
+    assert [r["file"] for r in data["results"]] == ["docs/post.md", "drafts/b.gpu"]  # sorted
+
+
+def test_the_configured_paths_device_and_tolerance_apply(project, capsys):
+    pyproject(project, '[project]\nname = "p"\n\n[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\n'
+                       'tolerance = "1%"\nformat = "json"\n')
+    code, out, _ = check(capsys)
+    (result,) = json.loads(out)["results"]
+    assert (result["file"], result["status"], result["tolerance"]) == (str(Path("specs/a.gpu")), "fail", "± 1%")
+    assert code == 1
+
+
+def test_the_command_line_wins_over_the_configuration(project, capsys):
+    pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\nformat = "json"\n')
+    code, out, _ = check(capsys, "--format", "text", "drafts")
+    assert out.splitlines()[-1] == "0 passed, 1 failed" and code == 1
+
+
+def test_the_nearest_pyproject_with_the_table_is_found_from_a_subfolder(project, capsys, monkeypatch):
+    pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\n')
+    pyproject(project / "docs", '[project]\nname = "docs"\n')  # nearer, but without [tool.gpuspec]
+    monkeypatch.chdir(project / "docs")
+    code, out, _ = check(capsys)
+    assert out.splitlines() == [f"{Path('../specs/a.gpu')} .", "1 passed, 0 failed"] and code == 0
+
+
+def test_exclude_skips_what_folders_hold_but_not_a_file_named(project, capsys):
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\nexclude = ["drafts", "*.md"]\n')
+    code, out, _ = check(capsys)
+    assert out.splitlines() == ["specs/a.gpu .", "1 passed, 0 failed"] and code == 0
+    code, out, _ = check(capsys, "drafts/b.gpu")
+    assert out.splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_markdown_false_leaves_folders_markdown_alone(project, capsys):
+    pyproject(project, '[tool.gpuspec]\nmarkdown = false\ndevice = "H100-SXM"\n')
+    code, out, _ = check(capsys)
+    assert "post.md" not in out and out.splitlines()[-1] == "1 passed, 1 failed"
+
+
+def errors_of(project: Path, text: str | bytes) -> list:
+    pyproject(project, text)
+    with pytest.raises(SpecError) as raised:
+        config.load(project)
+    return raised.value.diagnostics
+
+
+def test_a_misspelt_key_is_named_with_its_place_and_the_valid_keys(project, capsys):
+    (error,) = errors_of(project, '[project]\nname = "p"\n\n[tool.gpuspec]\n  pathes = ["specs"]\n')
+    assert error.code == "unknown-config-key" and "`pathes`" in error.message
+    assert (error.span.file, error.span.line, error.span.column) == ("pyproject.toml", 5, 3)
+    assert error.help.startswith("did you mean `paths`?") and "markdown, exclude, tolerance, device" in error.help
+    code, _, err = check(capsys, "specs")
+    assert code == 2 and "pyproject.toml:5:3: error[unknown-config-key]" in err and "Traceback" not in err
+    assert "    ^^^^^^" in err  # the key underlined under its line
+
+
+@pytest.mark.parametrize(("table", "key", "words"), [
+    ('paths = "specs"', "paths", "must be a list of strings"),
+    ("markdown = 1", "markdown", "must be true or false, not an integer"),
+    ("tolerance = nan", "tolerance", "not the number nan"),
+    ("tolerance = 0.05", "tolerance", "such as \"5%\""),
+    ('tolerance = "1e400%"', "tolerance", "too large"),
+    ('tolerance = "150%"', "tolerance", "more than 100%"),
+    ('tolerance = "5 parsecs"', "tolerance", "unknown unit `parsecs`"),
+    ('device = "H100SXM"', "device", "unknown device `H100SXM`"),
+    ('format = "jsn"', "format", "`jsn` is not an output format"),
+    ("exclude = [1]", "exclude", "must be a list of strings"),
+    ('results = [""]', "results", "an empty path"),
+    ('profile = "a\\u0000b"', "profile", "NUL"),
+    ("device = 99999999999999999999999999", "device", "must be a string, not an integer"),
+])
+def test_a_wrong_value_names_the_key_and_where_it_is(project, table, key, words):
+    (error,) = errors_of(project, f"[tool.gpuspec]\n{table}\n")
+    assert words in error.message, error
+    assert (error.span.line, error.span.column) == (2, 1) and key in error.message + (error.help or "")
+
+
+def test_dotted_keys_and_subtables_are_located(project):
+    (error,) = errors_of(project, '[tool]\nname = 1\ngpuspec.devise = "H100-SXM"\n')
+    assert (error.span.line, error.span.column) == (3, 9) and "did you mean `device`" in error.help
+    (error,) = errors_of(project, "[tool.gpuspec]\n[tool.gpuspec.extra]\nx = 1\n")
+    assert (error.span.line, error.span.column, error.code) == (2, 15, "unknown-config-key")
+
+
+@pytest.mark.parametrize(("text", "line", "words"), [
+    ('[tool.gpuspec]\npaths = ["a"]\npaths = ["b"]\n', 3, "cannot overwrite a value"),  # a key twice
+    ("[tool.gpuspec]\r\ndevice = \"H100\r\n", 2, ""),                                    # CRLF, unclosed string
+    ("[tool.gpuspec\ndevice = 1\n", 1, "expected ']'"),
+    ("[tool.gpuspec]\ndevice = \"H100\"\rformat = \"json\"\n", 2, ""),                    # a lone carriage return
+])
+def test_toml_that_does_not_parse_is_a_located_error(project, capsys, text, line, words):
+    (error,) = errors_of(project, text)
+    assert error.code == "bad-toml" and error.span.line == line and words in error.message
+    code, _, err = check(capsys, "specs")
+    assert code == 2 and f"pyproject.toml:{line}:" in err and "Traceback" not in err
+
+
+def test_a_pyproject_that_is_not_utf8_is_a_located_error(project, capsys):
+    (error,) = errors_of(project, b'[tool.gpuspec]\ndevice = "H100\xff"\n')
+    assert error.code == "unreadable" and (error.span.line, error.span.column) == (2, 15)
+    assert "byte 0xff" in error.message
+    code, _, err = check(capsys, "specs")
+    assert code == 2 and "pyproject.toml:2:15: error[unreadable]" in err
+
+
+def test_a_byte_order_mark_and_huge_numbers_elsewhere_are_fine(project, capsys):
+    pyproject(project, "\ufeff[project]\nversion = 1e400\n[tool.gpuspec]\ndevice = \"H100-SXM\"\npaths = [\"specs\"]\n")
+    code, out, _ = check(capsys)
+    assert code == 0 and out.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_every_error_of_the_table_is_said_at_once(project):
+    errors = errors_of(project, '[tool.gpuspec]\npathes = []\nformat = "xml"\ndevice = "Z9"\n')
+    assert [(e.code, e.span.line) for e in errors] == [("unknown-config-key", 2), ("bad-config", 3),
+                                                       ("unknown-device", 4)]
+
+
+def test_a_table_that_is_not_a_table(project):
+    (error,) = errors_of(project, "tool.gpuspec = 3\n")
+    assert error.code == "bad-config" and "must be a table" in error.message
+
+
+def test_paths_are_relative_to_the_pyproject(project, monkeypatch):
+    pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\nresults = ["run.json"]\nprofile = "p.json"\n')
+    monkeypatch.chdir(project / "docs")
+    found = config.load()
+    assert found.paths == (str(Path("../specs")),) and found.results == (str(Path("../run.json")),)
+    assert found.profile == str(Path("../p.json")) and found.file == str(Path("../pyproject.toml"))
+
+
+def test_the_repository_configures_itself():
+    root = Path(__file__).resolve().parent.parent
+    found = config.read(root / "pyproject.toml")
+    assert found is not None and {Path(p).name for p in found.paths} == {"specs", "README.md"}
+
+
+def test_the_readme_shows_the_error_a_misspelt_key_gives(project, capsys):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Configuration"):readme.index("## Python API")]
+    shown = section.split("```\n")[-2]  # the last plain block: the error as printed
+    pyproject(project, '[project]\nname = "post"\n\n[tool.gpuspec]\npathes = ["specs"]\n')
+    code, _, err = check(capsys)
+    assert err == shown and code == 2
