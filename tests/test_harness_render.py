@@ -600,3 +600,39 @@ def test_nested_functions_that_use_their_argument_twice_give_code_that_grows_lin
         plan = plan_for(f"device H100-SXM\nx = fp32[4096]\ny = {nested(depth)} is ≈ 2 µs\n", "y =")
         sizes.append(len(plan["torch_expr"]) + len(plan["triton_expr"]))
     assert sizes[1] < 2.5 * sizes[0], sizes
+
+
+# --- a harness never measures something else under the claim's name -------------------------------------------
+
+@pytest.mark.parametrize("step, words", [
+    ("decode llama3-8b, batch 1, tp 8 is ≈ 1 ms", "a step split over 8 GPUs (tp 8) runs on all of them"),
+    ("prefill llama3-8b, batch 1, prompt 2048 is ≈ 1 ms", "the decode harness times one token per sequence; a "
+                                                          "prefill of 2,048 tokens"),
+    ("decode llama3-8b, batch 1, weights fp8 is ≈ 1 ms", "fp8 weights need a scaled matmul it does not run"),
+    ("decode llama3-8b, batch 1, weights int8 is ≈ 1 ms", "int8 weights need a scaled matmul it does not run"),
+    ("decode llama3-8b, batch 1, 1 kernels per layer is ≈ 1 ms", "needs at least 2 kernels per layer"),
+], ids=["tp", "prefill", "fp8-weights", "int8-weights", "one-kernel"])
+def test_a_decode_step_the_harness_cannot_run_as_modelled_is_refused_with_the_reason(step, words):
+    found, refused = harness.plans(program_of("device H100-SXM\n" + step + "\n", "d.gpu"))
+    assert found == [] and len(refused) == 1
+    assert words in refused[0][1], refused
+
+
+@pytest.mark.parametrize("kv, dtype, elements", [("bf16", "torch.bfloat16", 2 * 8 * 128 * 4096),
+                                                  ("fp32", "torch.float32", 2 * 8 * 128 * 4096),
+                                                  ("fp8", "torch.uint8", 2 * 8 * 128 * 4096)])
+def test_the_decode_harness_reads_its_kv_cache_in_the_kv_dtype(kv, dtype, elements):
+    [plan], refused = harness.plans(program_of(f"device H100-SXM\ndecode llama3-8b, batch 1, context 4096, kv {kv} "
+                                               "is ≈ 1 ms\n", "d.gpu"))
+    assert refused == [] and str(plan["kv_dtype"]) == dtype
+    source = harness.render("d.gpu", [plan], [])
+    # one layer's cache: K and V, 8 KV heads of 128, 4,096 tokens; an fp8 cache read as the bytes it is
+    assert f"random_input((256 if args.small else {elements},), {dtype})" in source
+    assert str(plan["dtype"]) == "torch.bfloat16"  # the weights stay in their own dtype
+
+
+@pytest.mark.parametrize("dtype, precision", [("tf32", "high"), ("fp32", "highest"), ("bf16", "highest")])
+def test_a_matmul_runs_tf32_exactly_when_the_spec_says_tf32(dtype, precision):
+    [plan], _ = harness.plans(program_of(f"device H100-SXM\na = {dtype}[256, 128]\nb = {dtype}[128, 64]\nc = a @ b\n"))
+    measure_c = ast.unparse(function(ast.parse(harness.render("m.gpu", [plan], [])), "measure_c"))
+    assert f"torch.set_float32_matmul_precision('{precision}')" in measure_c
