@@ -636,3 +636,6 @@ def test_a_matmul_runs_tf32_exactly_when_the_spec_says_tf32(dtype, precision):
     [plan], _ = harness.plans(program_of(f"device H100-SXM\na = {dtype}[256, 128]\nb = {dtype}[128, 64]\nc = a @ b\n"))
     measure_c = ast.unparse(function(ast.parse(harness.render("m.gpu", [plan], [])), "measure_c"))
     assert f"torch.set_float32_matmul_precision('{precision}')" in measure_c
+    decode = harness.render("d.gpu", *harness.plans(program_of("device H100-SXM\ndecode llama3-8b, batch 1, weights "
+                                                               f"{dtype} is ≈ 1 ms\n")))
+    assert ('set_float32_matmul_precision("highest")' in decode) is (dtype == "fp32")

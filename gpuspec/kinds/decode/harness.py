@@ -47,7 +47,7 @@ def plan(step: DecodeStep, name: Code, name_of=None) -> dict:
         "dtype": codegen.torch_dtype(step.weight_dtype),
         # torch reduces no fp8 tensor: an fp8 cache is read as the bytes it is, one per element
         "kv_dtype": codegen.torch_dtype("uint8" if step.kv_dtype == "fp8" else step.kv_dtype),
-        "graph": bool(step.graph),
+        "graph": bool(step.graph), "fp32": step.weight_dtype == "fp32",
     }
 
 
