@@ -10,7 +10,8 @@ import re
 from gpuspec.domains import expanded_power
 from gpuspec.tensors import Apply, Node, Scalar, Tensor, is_constant
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+# A workload's name (at most _NAME_LENGTH, and a number) with its longest suffix (`_mean_of_squares_pass_kernel`)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}\Z")
 # gpuspec dtype -> the torch attribute that names it. Nothing else reaches generated code.
 TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16",
                 "fp8": "float8_e4m3fn", "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8",

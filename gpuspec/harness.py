@@ -159,7 +159,8 @@ def render(path: str, workload_plans: list[dict], refused: list[tuple[str, str]]
     # The program carries gpuspec/timing.py itself (templating.timing_rules): it runs where gpuspec is not installed.
     # It defines the helper functions its workloads call, and no others.
     helpers = frozenset().union(*(plan.get("helpers", ()) for plan in workload_plans))
-    return template.render(spec=codegen.long_text(str(path), 0, lead=len("SPEC = ")), version=Code(repr(__version__)), workloads=workload_plans,
+    return template.render(spec=codegen.long_text(str(path), 0, lead=len("SPEC = ")), version=Code(repr(__version__)),
+                           workloads=workload_plans,
                            refused=[codegen.row([codegen.text(k), _texts(r, codegen.text(r))], 4) for k, r in refused],
                            helpers=helpers)
 

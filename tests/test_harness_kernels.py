@@ -114,3 +114,18 @@ def test_a_row_too_long_to_hold_on_chip_is_refused_for_fused_and_measured_eager(
     assert [p["raw"]["statement"] for p in plans] == ["softmax(x) eager is ≈ 2 µs", "sum(x) fused is ≈ 2 µs"]
     [(_, reason)] = refused
     assert "rows of 40,000 elements" in reason and "one-pass kernel the model times" in reason
+
+
+def test_the_longest_names_make_identifiers_for_the_longest_kernel_names():
+    name = "a_workload_named_at_length_beyond_forty_characters"
+    program = compile_text(SpecText("n.gpu", f"device H100-SXM\nx = bf16[8, 64]\n{name} = rmsnorm(x) eager\n"
+                                             f"{name[:41]}long = x * 2\n"))
+    plans, refused = harness.plans(program)
+    assert refused == []
+    rows, twice = plans
+    assert str(rows["id"]) == "a_workload_named_at_length_beyond_forty"  # cut to 40 characters, less the last _
+    assert str(twice["id"]) == "a_workload_named_at_length_beyond_forty2"  # cut to the same name: numbered
+    assert [str(k["name"]) for k in rows["kernels"]] == [
+        "a_workload_named_at_length_beyond_forty_mean_of_squares_pass_kernel",
+        "a_workload_named_at_length_beyond_forty_normalize_pass_kernel"]
+    compile(harness.render("n.gpu", plans, refused), "n.py", "exec")

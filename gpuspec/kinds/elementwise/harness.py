@@ -11,7 +11,6 @@ from gpuspec.planning import INT32_MAX, MAX_GRID, HarnessError, shallow, sized, 
 from gpuspec.tensors import DTYPES, Tensor, result_dtype, result_shape
 from gpuspec.units import format_count
 
-
 # Names the template gives its own locals, which an input of the spec's may not take
 _TEMPLATE_LOCALS = ("inputs", "out_shape", "reference", "run", "problem", "EVEN")
 
