@@ -129,3 +129,18 @@ def test_the_longest_names_make_identifiers_for_the_longest_kernel_names():
         "a_workload_named_at_length_beyond_forty_mean_of_squares_pass_kernel",
         "a_workload_named_at_length_beyond_forty_normalize_pass_kernel"]
     compile(harness.render("n.gpu", plans, refused), "n.py", "exec")
+
+
+def test_inputs_named_as_the_functions_that_use_them_are_renamed_and_measured(tmp_path):
+    spec = ("device H100-SXM\nrandom_input = fp32[256]\ny_kernel = fp32[256]\ncompare = fp32[256]\n"
+            "y = random_input * 2 + y_kernel - compare fused is ≈ 2 µs\n")
+    plans, refused = harness.plans(compile_text(SpecText("s.gpu", spec)))
+    assert refused == []
+    assert [str(t["name"]) for t in plans[0]["inputs"]] == ["random_input2", "y_kernel2", "compare2"]
+    script, output = tmp_path / "s.py", tmp_path / "s.json"
+    script.write_text(harness.render("s.gpu", plans, refused), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), "--device", "cpu", "--fake-timer", "--output", str(output)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [record] = json.loads(output.read_text(encoding="utf-8"))["workloads"]
+    assert record["status"] == "ok", record.get("reason")

@@ -11,8 +11,10 @@ from gpuspec.planning import INT32_MAX, MAX_GRID, HarnessError, shallow, sized, 
 from gpuspec.tensors import DTYPES, Tensor, result_dtype, result_shape
 from gpuspec.units import format_count
 
-# Names the template gives its own locals, which an input of the spec's may not take
-_TEMPLATE_LOCALS = ("inputs", "out_shape", "reference", "run", "problem", "EVEN")
+# Names the template's functions use (their locals, and the program's functions they call), which an input of the
+# spec's may not take: `random_input = random_input(...)` would make the function a local of setup
+_TEMPLATE_LOCALS = ("inputs", "out_shape", "reference", "run", "problem", "EVEN", "random_input", "poisoned",
+                    "compare", "TIMER")
 
 
 def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
@@ -22,7 +24,7 @@ def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
     out_shape = result_shape(root)
     tensors = _inputs(root)
     small_out = small(out_shape)
-    local = codegen.Names(_TEMPLATE_LOCALS)
+    local = codegen.Names([*_TEMPLATE_LOCALS, *defines(workload, name)])  # its own functions too: y_kernel
     names = {t: local.fresh(t.name) for t in tensors}  # the spec's own names, made safe where they must be
     torch_expr = shallow(codegen.torch_expression(root, names))
     triton_expr = shallow(codegen.triton_expression(root, names))
