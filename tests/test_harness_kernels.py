@@ -30,6 +30,8 @@ SPEC = ("device H100-SXM\nx = bf16[4, 96]\nw = fp32[3, 5000]\n"
         + "q = bf16[1, 4, 16, 32]\nk = bf16[1, 2, 16, 32]\n"
         "standard = attention(q, k, k) eager\nflash = attention(q, k, k) fused\n"
         "y = x * 2 + exp(x) eager\nz = x * 2 + exp(x) fused\n"
+        "bias = bf16[96]\ns = fp32[1]\nfunctions = silu(x) * gelu(x) - max(x, 0.5) eager\n"
+        "mixed = (x + bias) ^ 3 / s + sqrt(2) * tanh(x) eager\n"
         "a = bf16[64, 32]\nb = bf16[32, 48]\nc = a @ b\n")
 
 
@@ -55,6 +57,8 @@ def measured(tmp_path_factory):
         ["flash", "", "flash_fused(q, k, k)"],
         ["y", "inputs, shape = y_setup()", "y_eager(*inputs)"],
         ["z", "inputs, shape = z_setup(); out = poisoned(shape, torch.bfloat16)", "z_fused(*inputs, out)"],
+        ["functions", "inputs, shape = functions_setup()", "functions_eager(*inputs)"],
+        ["mixed", "inputs, shape = mixed_setup()", "mixed_eager(*inputs)"],
         ["c", "a = random_input((64, 32), torch.bfloat16); b = random_input((32, 48), torch.bfloat16)",
          "torch.matmul(a, b)"],
     ]
@@ -91,7 +95,10 @@ def test_eager_norms_are_the_textbook_passes_and_fused_is_one_kernel(measured, o
     assert launched[f"{op}_fused_x"] == [f"triton::{op}_fused_x_{op}_fused_kernel"]
 
 
-@pytest.mark.parametrize("name, count", [("standard", 3), ("flash", 1), ("y", 3), ("z", 1), ("c", 1)])
+# functions: silu, gelu, the product, a clamp, the difference; mixed: the sum with a row broadcast, the power, the
+# quotient by a one-element fp32 tensor, tanh, its product with the constant √2 (folded), the sum
+@pytest.mark.parametrize("name, count", [("standard", 3), ("flash", 1), ("y", 3), ("z", 1), ("c", 1),
+                                         ("functions", 5), ("mixed", 6)])
 def test_other_kinds_launch_as_many_kernels_as_the_model_counts(measured, name, count):
     workloads, launched, _ = measured
     assert model.estimate(workloads[name])["kernels"].number == count
