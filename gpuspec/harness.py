@@ -121,7 +121,7 @@ def _program_names() -> frozenset[str]:
 
     source = environment().get_template("program.py.jinja").render(
         spec=Code("''"), version=Code("''"), workloads=[], refused=[],
-        helpers=frozenset([*codegen.HELPERS, "poisoned", "attention_backend"]))
+        helpers=frozenset([*codegen.HELPERS, "poisoned", "attention_backend", "FUSED_ATTENTION", "vector_kernels"]))
     found = set()
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):

@@ -606,12 +606,12 @@ def test_nested_functions_that_use_their_argument_twice_give_code_that_grows_lin
 
 @pytest.mark.parametrize("step, words", [
     ("decode llama3-8b, batch 1, tp 8 is ≈ 1 ms", "a step split over 8 GPUs (tp 8) runs on all of them"),
-    ("prefill llama3-8b, batch 1, prompt 2048 is ≈ 1 ms", "the decode harness times one token per sequence; a "
-                                                          "prefill of 2,048 tokens"),
+    ("prefill llama3-8b, batch 1, prompt 2048, kv fp8 is ≈ 1 ms", "a prefill's attention takes q, k and v in one "
+                                                                  "dtype; fp8 k and v with bf16 weights"),
     ("decode llama3-8b, batch 1, weights fp8 is ≈ 1 ms", "fp8 weights need a scaled matmul it does not run"),
     ("decode llama3-8b, batch 1, weights int8 is ≈ 1 ms", "int8 weights need a scaled matmul it does not run"),
     ("decode llama3-8b, batch 1, 1 kernels per layer is ≈ 1 ms", "needs at least 2 kernels per layer"),
-], ids=["tp", "prefill", "fp8-weights", "int8-weights", "one-kernel"])
+], ids=["tp", "prefill-fp8-kv", "fp8-weights", "int8-weights", "one-kernel"])
 def test_a_decode_step_the_harness_cannot_run_as_modelled_is_refused_with_the_reason(step, words):
     found, refused = harness.plans(program_of("device H100-SXM\n" + step + "\n", "d.gpu"))
     assert found == [] and len(refused) == 1
@@ -639,3 +639,17 @@ def test_a_matmul_runs_tf32_exactly_when_the_spec_says_tf32(dtype, precision):
     decode = harness.render("d.gpu", *harness.plans(program_of("device H100-SXM\ndecode llama3-8b, batch 1, weights "
                                                                f"{dtype} is ≈ 1 ms\n")))
     assert ('set_float32_matmul_precision("highest")' in decode) is (dtype == "fp32")
+
+
+@pytest.mark.parametrize("step, tokens, few, small", [("prefill llama3-8b, batch 2, prompt 512", "1024", "32", 2),
+                                                      ("prefill llama3-8b, batch 1, prompt 512 compiled", "512", "16",
+                                                       0)])
+def test_a_prefill_runs_its_matmuls_over_every_prompt_token_and_causal_attention(step, tokens, few, small):
+    [plan], refused = harness.plans(program_of(f"device H100-SXM\n{step} is ≈ 1 ms\n", "p.gpu"))
+    assert refused == [] and plan["prefill"] and plan["gqa"]  # llama3-8b: 32 heads over 8 KV heads
+    measure = ast.unparse(function(ast.parse(harness.render("p.gpu", [plan], [])), f"measure_{plan['id']}"))
+    assert f"h = random_input(({few} if args.small else {tokens}, hidden), torch.bfloat16)" in measure
+    assert "scaled_dot_product_attention(q, keys[layer], values[layer], is_causal=True, enable_gqa=True)" in measure
+    assert "caches" not in measure
+    # the small kernels, which the model has take the kernel floor, work on one row a sequence
+    assert ("small.mul_(1.0)" in measure) is (small > 0)

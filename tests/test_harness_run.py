@@ -399,3 +399,19 @@ def test_rowwise_and_attention_harnesses_run_ok(tmp_path):
     for w in report["workloads"]:
         assert w["status"] == "ok", (w["statement"], w.get("reason"))
         assert w["kind"] in ("rowwise", "attention") and w["metrics"]["time"]["median"] == FAKE_SECONDS
+
+
+def test_prefill_and_decode_steps_run_ok(tmp_path):
+    spec = ("device H100-SXM\nfirst = prefill llama2-7b, batch 1, prompt 2048 compiled as a CUDA graph is ≈ 1 ms\n"
+            "grouped = prefill llama3-8b, batch 2, prompt 512 is ≈ 1 ms\n"
+            "cached = decode llama3-8b, batch 1, context 4096, kv fp8 is ≈ 1 ms\n")
+    plans, refused = harness.plans(compile_text(SpecText("p.gpu", spec)))
+    assert refused == []
+    report = by_statement(run_program(harness.render("p.gpu", plans, refused), tmp_path))
+    assert set(report) == {"first", "grouped", "cached"}
+    for name, record in report.items():
+        assert record["status"] == "ok", (name, record.get("reason"))
+        launched = dict(record["metrics"]["step_time"]["kernels"])
+        # two layers in a small run: 7 matmuls each, and causal attention in a prefill
+        assert launched["aten::mm"] == 14, (name, launched)
+        assert launched.get("aten::_scaled_dot_product_flash_attention_for_cpu", 0) == (2 if name != "cached" else 0)

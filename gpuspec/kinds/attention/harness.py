@@ -16,7 +16,7 @@ def plan(workload: Attention, name: Code, name_of=None) -> dict:
     small_k = codegen.shape((1, small_kv_heads, min(k[2], 64), min(k[3], 64)))
     fused = workload.mode == "fused"
     return {"template": "attention.py.jinja", "kind": Code("attention"), "id": name, "fused": fused,
-            "helpers": frozenset({"attention_backend"} if fused else ()), "gqa": group > 1,
+            "helpers": frozenset({"attention_backend", "FUSED_ATTENTION"} if fused else ()), "gqa": group > 1,
             "q_size": sized(codegen.shape(q), small_q), "kv_size": sized(codegen.shape(k), small_k),
             "dtype": codegen.torch_dtype(workload.q.dtype)}
 
