@@ -7,8 +7,11 @@ torch: rendering works anywhere, running needs a GPU (or the Triton interpreter,
 """
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import importlib
+import re
 
 from gpuspec import codegen, kinds
 from gpuspec.version import __version__
@@ -59,6 +62,7 @@ def _structure(value) -> str:
 def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[tuple[str, str]]]:
     """The plan of every measurable workload of `program` (or of the one at `line`), and (key, reason) for
     each workload that cannot be measured."""
+    names = workload_names(program)
     found, refused = [], []
     seen: set[str] = set()
     for span, statement, workload in program.workloads:
@@ -69,7 +73,7 @@ def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[t
             continue
         seen.add(key)
         try:
-            plan = _plan(workload, key)
+            plan = _plan(workload, names[key], lambda other: names.get(workload_key("", other)))
         except (HarnessError, UnsafeValue) as error:
             refused.append((key, str(error)))
             continue
@@ -79,19 +83,77 @@ def plans(program: Program, line: int | None = None) -> tuple[list[dict], list[t
         plan.update(key=codegen.text(key), line=codegen.literal(span.line), statement=codegen.text(statement),
                     device=codegen.text(workload.device.name),
                     raw={"key": key, "line": span.line, "statement": statement})
+        plan["row"] = codegen.row([plan["key"], plan["line"], _texts(statement, plan["statement"]),
+                                   _texts(workload.device.name, plan["device"]), f"measure_{plan['id']}"], 4)
         found.append(plan)
+    ids = {p["id"] for p in found}
+    for plan in found:  # a workload another repeats (a stream's kernel) is defined once, by itself where it is here
+        if "kernel" in plan:
+            plan["define_kernel"] = plan["kernel"]["id"] not in ids
     return found, refused
 
 
-def _plan(workload, key: str) -> dict:
-    """The plan of one workload, from its kind's harness module (gpuspec/kinds/<kind>/harness.py)."""
-    kind = kinds.of(workload)
+_NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")  # `y = x * 2 fused`: a named workload
+
+
+def workload_names(program: Program) -> dict[str, Code]:
+    """Each workload's name in its harness program, by key: the spec's own (`y` of `y = x * 2`), else its line and
+    kind (`line12_elementwise`). The same for the whole file, whichever workloads are rendered. A name is taken
+    only if none of the functions its workload defines (`y_kernel`, `measure_y`, as its kind's `defines` lists
+    them) is a name the program or another workload defines already."""
+    defined = set(_program_names())
+    chosen: dict[str, Code] = {}
+    for span, statement, workload in program.workloads:
+        key = workload_key(statement, workload)
+        if key in chosen:
+            continue
+        stage = _stage(kinds.of(workload))
+
+        def functions(name: str, workload=workload, stage=stage) -> list[str]:
+            return stage.defines(workload, name) if stage is not None else [f"measure_{name}"]
+
+        namer = codegen.Names(chosen.values(), clashes=lambda name: any(f in defined for f in functions(name)))
+        named = _NAMED.match(statement)
+        chosen[key] = namer.fresh(named.group(1) if named else f"line{span.line}_{workload.kind}")
+        defined.update(functions(chosen[key]))
+    return chosen
+
+
+@functools.lru_cache(maxsize=1)
+def _program_names() -> frozenset[str]:
+    """The names the program defines at its top level whatever it measures (functions, classes, constants)."""
+    from gpuspec.templating import environment
+
+    source = environment().get_template("program.py.jinja").render(
+        spec=Code("''"), version=Code("''"), workloads=[], refused=[],
+        helpers=frozenset([*codegen.HELPERS, "poisoned", "attention_backend", "FUSED_ATTENTION", "vector_kernels"]))
+    found = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(found)
+
+
+def _stage(kind):
+    """The kind's harness module (gpuspec/kinds/<kind>/harness.py), or None where no harness measures the kind."""
     if not kind.measured_leaves:
-        raise HarnessError(f"no harness measures {kind.article}: {kind.unmeasured}")
+        return None
     stage = _STAGES.get(kind.name)
     if stage is None:
         stage = _STAGES[kind.name] = importlib.import_module(f"gpuspec.kinds.{kind.name}.harness")
-    return stage.plan(workload, key)
+    return stage
+
+
+def _plan(workload, name: Code, name_of) -> dict:
+    """The plan of one workload, from its kind's harness module: `name` is its name in the program, `name_of` gives
+    another workload's (a stream's kernel)."""
+    kind = kinds.of(workload)
+    stage = _stage(kind)
+    if stage is None:
+        raise HarnessError(f"no harness measures {kind.article}: {kind.unmeasured}")
+    return stage.plan(workload, name, name_of)
 
 
 def render(path: str, workload_plans: list[dict], refused: list[tuple[str, str]]) -> str:
@@ -99,9 +161,18 @@ def render(path: str, workload_plans: list[dict], refused: list[tuple[str, str]]
     from gpuspec.templating import environment
 
     template = environment().get_template("program.py.jinja")
-    # The program carries gpuspec/timing.py itself (templating.timing_rules): it runs where gpuspec is not installed
-    return template.render(spec=codegen.text(str(path)), version=Code(repr(__version__)), workloads=workload_plans,
-                           refused=[(codegen.text(k), codegen.text(r)) for k, r in refused])
+    # The program carries gpuspec/timing.py itself (templating.timing_rules): it runs where gpuspec is not installed.
+    # It defines the helper functions its workloads call, and no others.
+    helpers = frozenset().union(*(plan.get("helpers", ()) for plan in workload_plans))
+    return template.render(spec=codegen.long_text(str(path), 0, lead=len("SPEC = ")), version=Code(repr(__version__)),
+                           workloads=workload_plans,
+                           refused=[codegen.row([codegen.text(k), _texts(r, codegen.text(r))], 4) for k, r in refused],
+                           helpers=helpers)
+
+
+def _texts(value: str, one_line: Code) -> Code:
+    """A text in a WORKLOADS or REFUSED row: on its line if it fits a row laid out one item a line, else split."""
+    return one_line if 8 + len(one_line) + 1 <= codegen.LINE_LENGTH else codegen.long_text(value, 8)
 
 
 def template_names() -> list[str]:

@@ -33,6 +33,11 @@ def shallow(code: Code) -> Code:
     return code
 
 
+def sized(full: Code, small_size: Code) -> Code:
+    """`full`, or `small_size` in a `--small` run; one literal where the two are the same."""
+    return full if full == small_size else Code(f"{small_size} if args.small else {full}")
+
+
 def small(out_shape: tuple[int, ...]) -> tuple[int, ...]:
     """A shape of at most SMALL_ELEMENTS elements with the same trailing layout, for interpreter runs."""
     dims = list(out_shape) or [1]

@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 
 from gpuspec import timing
-from gpuspec.codegen import Code, UnsafeValue
+from gpuspec.codegen import Code, UnsafeValue, wrapped
 from gpuspec.resources import data_dir
 
 # The line of gpuspec/timing.py a function body cannot hold; Python 3.10 and later read its annotations without it.
@@ -55,7 +55,7 @@ def timing_rules() -> Code:
     lines = ["def timing_rules():"]
     lines += [("    " + line) if line.strip() else "" for line in body.splitlines()]
     lines.append("    import types")
-    lines.append("    return types.SimpleNamespace(" + ", ".join(f"{n}={n}" for n in public) + ")")
+    lines.append("    " + wrapped("return types.SimpleNamespace(", [f"{n}={n}" for n in public], ")", 4))
     return Code("\n".join(lines) + "\n")
 
 

@@ -100,7 +100,8 @@ def _percentile(ordered: Sequence[float], percent: int) -> float:
 
 
 def _relative_spread(ordered: Sequence[float]) -> float:
-    """(p90 - p10) / median of sorted values; 0.0 below 2 samples, inf when the median is 0 but the spread is not."""
+    """(p90 - p10) / median of sorted values; 0.0 below 2 samples, inf when the median is 0 but the spread is
+    not."""
     if len(ordered) < 2:
         return 0.0
     spread = _percentile(ordered, 90) - _percentile(ordered, 10)
@@ -124,9 +125,10 @@ class StoppingCriterion(Protocol):
 class RelativeNoise:
     """Stop once the relative spread of the samples is under max_noise and at least min_time of samples were taken.
 
-    The noise is (p90 - p10) / median of the samples so far, the same as Summary.relative_spread: the 10% tails on
-    either side are ignored, so a few outliers (a clock-boost change, a preempted launch) do not keep it going. It is
-    done when all of: at least min_samples samples, their sum at least min_time seconds, and noise <= max_noise.
+    The noise is (p90 - p10) / median of the samples so far, the same as Summary.relative_spread: the 10% tails
+    on either side are ignored, so a few outliers (a clock-boost change, a preempted launch) do not keep it going.
+    It is done when all of: at least min_samples samples, their sum at least min_time seconds, and noise <=
+    max_noise.
     """
 
     def __init__(self, max_noise: float = 0.01, min_time: float = 0.05, min_samples: int = 10):

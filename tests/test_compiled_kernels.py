@@ -88,6 +88,28 @@ def elementwise_job(program: str, plan: dict) -> dict:
                      "out_bytes": ITEM_BYTES[TRITON_TYPES[str(plan["out_dtype"])]]}}
 
 
+def rowwise_jobs(program: str, plan: dict) -> list[dict]:
+    """Each kernel of a row-wise plan as the harness launches it on the full-size rows: x and the statistics in
+    x's dtype, LENGTH and BLOCK (the whole row for a fused kernel, steps of at most CHUNK for a pass)."""
+    from gpuspec.kinds.rowwise.harness import CHUNK
+
+    length = shape(plan["size"].split(" else ")[-1])[-1]
+    element = TRITON_TYPES[str(plan["dtype"])]
+    jobs = []
+    for kernel in plan["kernels"]:
+        pointers = ["x_ptr", *(f"{r}_ptr" for r in kernel["reads"]), f"{kernel['writes']}_ptr"]
+        whole = 1 << (length - 1).bit_length()
+        block = whole if kernel["held"] else min(whole, CHUNK)
+        jobs.append({"program": program, "kernel": str(kernel["name"]),
+                     "signature": dict.fromkeys(pointers, "*" + element), "constexprs": {"LENGTH": length,
+                                                                                      "BLOCK": block},
+                     "divisible": pointers, "num_warps": min(16, max(4, block // 2048)) if kernel["held"] else 4,
+                     "targets": list(TARGETS),
+                     "plan": {"statement": plan["raw"]["statement"], "rowwise": str(kernel["label"]),
+                              "row_bytes": length * ITEM_BYTES[element]}})
+    return jobs
+
+
 def elementwise_plans(plans: list[dict]) -> list[dict]:
     found = []
     for plan in plans:
@@ -109,6 +131,9 @@ def compiled(tmp_path_factory):
         path = folder / f"{name}.py"
         path.write_text(harness.render(f"{name}.gpu", plans, refused), encoding="utf-8")
         jobs += [elementwise_job(str(path), plan) for plan in elementwise_plans(plans)]
+        for plan in plans:
+            if str(plan["kind"]) == "rowwise":
+                jobs += rowwise_jobs(str(path), plan)
     calibration, probe = folder / "calibrate.py", folder / "probe.py"
     calibration.write_text(measure.calibration_source(1000), encoding="utf-8")
     probe.write_text(measure.probe_source(), encoding="utf-8")
@@ -211,3 +236,15 @@ def test_the_stream_hold_reads_its_flag_past_every_cache(compiled):
 def test_the_calibration_kernels_compile_with_compile_time_loop_bounds(compiled):
     for name in ("matmul", "chase"):
         assert set(by_name(compiled, name)) == set(TARGETS)
+
+
+def test_rowwise_kernels_compile_and_read_their_rows_in_16_byte_vectors(compiled):
+    jobs, found = compiled
+    rowwise = [(i, job["plan"]) for i, job in enumerate(jobs) if "rowwise" in job["plan"]]
+    # norms.gpu: sum, amax, mean, softmax (3 passes, and fused), layernorm (3, 1), rmsnorm (2, 1), a small softmax
+    assert len(rowwise) >= 18
+    for index, plan in rowwise:
+        for target, result in found[index].items():
+            ptx = result["ptx"]
+            if plan["row_bytes"] % 16 == 0:  # every row starts on a 16-byte boundary: whole vectors
+                assert ptx["ld.global.v4.b32"] + ptx["ld.global.v2.b64"] >= 1, (plan, target, ptx)

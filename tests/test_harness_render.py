@@ -123,22 +123,23 @@ def test_fused_x_times_2_plus_1_is_one_kernel_with_one_store_of_the_whole_expres
     plan = plan_for(SMALL + "y = x * 2 + 1 fused:\n    1 kernels\n", "y =")
     source = harness.render("t.gpu", [plan], [])
     kernel = code_lines(source, f"{plan['id']}_kernel")
+    assert plan["id"] == "y"  # the spec's own name
     assert kernel == [
         "@triton.jit",
-        f"def {plan['id']}_kernel(ptr_x, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):",
+        "def y_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):",
         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
         "    if EVEN:  # n is a multiple of BLOCK: no bounds to check",
         "        mask = None",
         "    else:",
         "        mask = offs < n",
-        "    t_x = tl.load(ptr_x + offs, mask=mask).to(tl.float32)",
-        "    out = ((t_x * 2.0) + 1.0)",
+        "    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)",
+        "    out = x * 2.0 + 1.0",
         "    tl.store(out_ptr + offs, out.to(out_ptr.dtype.element_ty), mask=mask)",
     ]
     assert "\n".join(kernel).count("tl.store(") == 1
     # fused: the timed run is the Triton kernel, on a bf16 output as the spec's dtype says
     run = ast.unparse(function(ast.parse(source), f"{plan['id']}_run"))
-    assert f"run = lambda: {plan['id']}_fused(*inputs, out)" in run
+    assert "return y_fused(*inputs, out)" in run
     assert "poisoned(out_shape, torch.bfloat16)" in run
     launch = code_lines(source, f"{plan['id']}_fused")[-2]
     # the harness's own launch shape: 16 bf16 (two 16-byte vectors) per thread over 4 warps, whatever the model's
@@ -148,22 +149,22 @@ def test_fused_x_times_2_plus_1_is_one_kernel_with_one_store_of_the_whole_expres
 
 def test_eager_emits_one_torch_call_per_operation_and_times_the_torch_version():
     plan = plan_for(SMALL + "y = gelu(x) * 2 + exp(x) eager:\n    3 kernels\n", "y =")
-    assert str(plan["torch_expr"]) == "((torch.nn.functional.gelu(t_x) * 2.0) + torch.exp(t_x))"
-    assert str(plan["triton_expr"]) == \
-        "((gelu(t_x) * 2.0) + tl.exp(t_x))"
+    assert str(plan["torch_expr"]) == "torch.nn.functional.gelu(x) * 2.0 + torch.exp(x)"
+    assert str(plan["triton_expr"]) == "gelu(x) * 2.0 + tl.exp(x)"
     source = harness.render("t.gpu", [plan], [])
-    assert code_lines(source, f"{plan['id']}_eager")[-1] == \
-        "    return ((torch.nn.functional.gelu(t_x) * 2.0) + torch.exp(t_x))"
+    assert code_lines(source, "y_eager")[-1] == "    return torch.nn.functional.gelu(x) * 2.0 + torch.exp(x)"
     run = ast.unparse(function(ast.parse(source), f"{plan['id']}_run"))
-    assert f"run = lambda: {plan['id']}_eager(*inputs)" in run
+    assert "return y_eager(*inputs)" in run
     assert f"{plan['id']}_fused(*inputs, out)" in run  # the Triton kernel is still checked in eager mode
 
 
 def test_a_small_run_shrinks_the_leading_dimensions_and_keeps_the_row():
     plan = plan_for("device H100-SXM\nx = fp16[4096, 4096]\nb = fp16[4096]\ny = x + b fused:\n    1 kernels\n",
                     "y =")
-    assert str(plan["out_shape"]) == "(4096, 4096, )" and str(plan["small_out_shape"]) == "(1, 4096, )"
-    assert [str(t["small_shape"]) for t in plan["inputs"]] == ["(1, 4096, )", "(4096, )"]
+    assert str(plan["out_shape"]) == "(4096, 4096)" and str(plan["small_out_shape"]) == "(1, 4096)"
+    assert [str(t["small_shape"]) for t in plan["inputs"]] == ["(1, 4096)", "(4096,)"]
+    # a shape a small run keeps is written once
+    assert [str(t["size"]) for t in plan["inputs"]] == ["(1, 4096) if args.small else (4096, 4096)", "(4096,)"]
     assert str(plan["out_dtype"]) == "torch.float16"
     assert str(plan["rtol"]) == "0.02"  # half precision is checked at half precision's tolerance
 
@@ -171,12 +172,12 @@ def test_a_small_run_shrinks_the_leading_dimensions_and_keeps_the_row():
 def test_functions_of_the_spec_become_the_matching_torch_and_triton_calls():
     x = "device H100-SXM\nx = fp32[1024]\n"
     cases = {
-        "exp(x)": ("torch.exp(t_x)", "tl.exp(t_x)"),
-        "log(x)": ("torch.log(t_x)", "tl.log(t_x)"),
-        "sqrt(x)": ("torch.sqrt(t_x)", "tl.sqrt(t_x)"),
-        "relu(x)": ("torch.relu(t_x)", "tl.maximum(t_x, 0.0)"),
-        "sigmoid(x)": ("torch.sigmoid(t_x)", "tl.sigmoid(t_x)"),
-        "x ^ 2": ("torch.pow(t_x, 2)", "whole_power(t_x, 2)"),
+        "exp(x)": ("torch.exp(x)", "tl.exp(x)"),
+        "log(x)": ("torch.log(x)", "tl.log(x)"),
+        "sqrt(x)": ("torch.sqrt(x)", "tl.sqrt(x)"),
+        "relu(x)": ("torch.relu(x)", "tl.maximum(x, 0.0)"),
+        "sigmoid(x)": ("torch.sigmoid(x)", "tl.sigmoid(x)"),
+        "x ^ 2": ("torch.pow(x, 2)", "whole_power(x, 2)"),
     }
     for expression, (torch_code, triton_code) in cases.items():
         plan = plan_for(x + f"y = {expression}:\n    1 kernels\n", "y =")
@@ -221,13 +222,16 @@ def test_rowwise_and_attention_plans_render_each_variant():
         source = environment().get_template(plan["template"]).render(w=plan)
         compiles(source, plan["template"])
         sources[(plan["template"], plan.get("op"), plan["fused"], plan.get("gqa"))] = source
-    assert "torch.softmax(x, -1)" in sources[("rowwise.py.jinja", "softmax", True, None)]
-    assert "torch.softmax" not in sources[("rowwise.py.jinja", "softmax", False, None)].split("_reference")[0]
-    assert "layer_norm" in sources[("rowwise.py.jinja", "layernorm", True, None)]
+    # each row-wise workload is its own Triton kernels, one per kernel of the model's; PyTorch only checks them
+    fused_softmax, eager_softmax = (sources[("rowwise.py.jinja", "softmax", mode, None)] for mode in (True, False))
+    assert "_softmax_fused_kernel[(rows,)]" in fused_softmax
+    assert "torch.softmax" not in eager_softmax.split("_reference")[0]
+    assert [line.split("[")[0].strip() for line in eager_softmax.splitlines() if "[(rows,)](" in line] == [
+        "line9_rowwise_max_pass_kernel", "line9_rowwise_exp_and_sum_pass_kernel", "line9_rowwise_normalize_pass_kernel"]
     fused, eager = sources[("attention.py.jinja", None, True, True)], sources[("attention.py.jinja", None, False, True)]
-    assert "enable_gqa=True" in fused and "run = lambda: " in fused
+    assert "enable_gqa=True" in fused and "_fused(q, k, v)" in fused
     assert "enable_gqa" not in sources[("attention.py.jinja", None, True, False)]
-    assert "baddbmm" in eager and "_eager(q, k, v)  # noqa" in eager
+    assert "baddbmm" in eager and "_eager(q, k, v)" in eager and "_fused" not in eager
 
 
 def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
@@ -235,7 +239,7 @@ def test_every_template_in_templates_renders_to_python_that_compiles(lesson):
     by_kind = {str(p["kind"]): p for p in found}
     contexts = {
         "program.py.jinja": dict(spec=Code("'t.gpu'"), version=Code("'0'"), workloads=found,
-                                 refused=[(Code("'k'"), Code("'why'"))]),
+                                 refused=[Code("('k', 'why'),")], helpers=frozenset()),
         "calibrate.py.jinja": dict(version=Code("'0'"), launches=codegen.literal(1000)),
         "probe.py.jinja": dict(version=Code("'0'")),
         "timer.py.jinja": {},
@@ -261,8 +265,10 @@ def test_the_program_of_each_kind_includes_its_template(lesson):
     tree = ast.parse(source)
     stream = next(p for p in found if str(p["kind"]) == "stream")
     decode = next(p for p in found if str(p["kind"]) == "decode")
-    # a stream renders its kernel's elementwise functions under its own name, then its measuring function
-    function(tree, f"{stream['kernel']['id']}_kernel")
+    # a stream calls the functions of the workload it repeats, defined once, by that workload
+    assert stream["kernel"]["id"] == "y5" and not stream["define_kernel"]
+    function(tree, "y5_kernel")
+    assert "y5_setup()" in ast.unparse(function(tree, f"measure_{stream['id']}"))
     assert "TIMER.sample(stream, 'host')" in ast.unparse(function(tree, f"measure_{stream['id']}"))
     assert "torch.matmul(h, matrix.t())" in ast.unparse(function(tree, f"measure_{decode['id']}"))
 
@@ -300,7 +306,7 @@ TEMPLATE_NAMES = {
     "random_input", "reason", "record", "reference", "report", "result", "results", "rows", "rtol", "run", "sample",
     "self", "shape", "shapes", "side", "size", "smi", "start", "statement", "step", "stream", "summary", "t", "text",
     "v", "values", "weights", "worst", "write_report", "__init__", "square", "silu", "gelu", "whole_power", "x",
-    "result", "launch", "launched",
+    "launch", "launched",
 }
 TEMPLATE_NAMES |= {"EVEN", "FUSED_ATTENTION", "attention_backend", "backend", "kernels", "mark", "marks", "names"}
 
@@ -327,14 +333,22 @@ MODULES = {"torch", "triton", "tl", "timing", "math", "json", "os", "sys", "time
 DANGEROUS_BUILTINS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr",
                       "breakpoint", "input", "__builtins__", "__loader__", "__spec__", "memoryview"}
 SAFE_BUILTINS = {n for n in dir(builtins) if n not in DANGEROUS_BUILTINS}
-GENERATED = re.compile(r"(measure_)?w_[0-9a-f]{16}(_kernel)?(_kernel|_fused|_eager|_setup|_run)?\Z")
+def generated_names(found: list[dict]) -> set[str]:
+    """The names codegen made for these plans: each workload's functions, and its inputs' names in the kernel."""
+    names = set()
+    for plan in found:
+        for p in (plan, plan.get("kernel")):
+            if p is None:
+                continue
+            names.update(f"{p['id']}_{part}" for part in ("kernel", "fused", "eager", "setup", "run"))
+            names.add(f"measure_{p['id']}")
+            for t in p.get("inputs", ()):
+                names.update(str(t[field]) for field in ("name", "ptr", "len") if t[field])
+    return names
 
 
-def allowed_name(name: str, tensors: set[str]) -> bool:
-    if name in TEMPLATE_NAMES or name in MODULES or name in SAFE_BUILTINS or GENERATED.match(name):
-        return True
-    match = re.fullmatch(r"(t|ptr|len)_(\w+)", name)
-    return bool(match) and any(name in (f"t_{t}", f"ptr_{t}", f"len_{t}") for t in tensors)
+def allowed_name(name: str, generated: set[str]) -> bool:
+    return name in TEMPLATE_NAMES or name in MODULES or name in SAFE_BUILTINS or name in generated
 
 
 def called(node: ast.Call) -> str:
@@ -360,11 +374,16 @@ def hostile(tmp_path_factory):
     return path, program, found, refused, source
 
 
-def test_a_hostile_spec_still_yields_plans_for_what_is_measurable(hostile):
+def test_a_hostile_spec_still_yields_plans_with_its_names_made_safe(hostile):
     _, program, found, refused, _ = hostile
     assert len(program.workloads) == 4
-    assert len(found) == 3 and len(refused) == 1
-    assert "cannot be a name in generated code" in refused[0][1]
+    assert len(found) == 4 and refused == []
+    w = next(p for p in found if p["raw"]["statement"].startswith("w = "))
+    # a builtin gets a trailing underscore, a dunder loses its underscores (and `import` is a keyword)
+    assert w["id"] == "w" and [str(t["name"]) for t in w["inputs"]] == ["eval_", "import_"]
+    long = next(p for p in found if p["raw"]["statement"].startswith("a_tensor"))
+    assert str(long["inputs"][0]["name"]) == "a_tensor_name_far_too_long_to_become_an"  # 40 characters at most
+    assert long["id"] == f"line{long['raw']['line']}_elementwise"
 
 
 def test_hostile_text_renders_to_a_program_that_parses_and_compiles(hostile):
@@ -386,11 +405,9 @@ def test_hostile_statements_device_and_path_reach_the_program_only_as_the_same_s
 def test_no_hostile_text_survives_outside_string_literals(hostile):
     *_, source = hostile
     code = without_strings(ast.parse(source))
-    for marker in ("pwned", "system", "__import__", "exec(", "eval("):
-        cleaned = code
-        for prefix in ("t_", "ptr_", "len_"):
-            for name in ("__import__", "eval", "system"):
-                cleaned = cleaned.replace(prefix + name, "")
+    # the spec's tensor names are identifiers in the kernels (`system`, `eval_`): nothing else of its text is code
+    cleaned = re.sub(r"\b(system|eval_|import_)(_ptr)?\b", "", code)
+    for marker in ("pwned", "system", "__import__", "exec(", "eval(", "import_"):
         assert marker not in cleaned, marker
 
 
@@ -408,8 +425,8 @@ def test_a_hostile_program_calls_nothing_that_runs_text_and_runs_only_nvidia_smi
 
 
 def test_every_name_in_a_hostile_program_is_one_the_templates_or_codegen_made(hostile):
-    _, program, *_, source = hostile
-    tensors = {"eval", "__import__", "system"}
+    _, program, found, _, source = hostile
+    generated = generated_names(found)
     tree = ast.parse(source)
     strays = set()
     for node in ast.walk(tree):
@@ -422,18 +439,18 @@ def test_every_name_in_a_hostile_program_is_one_the_templates_or_codegen_made(ho
             names = [node.name]
         elif isinstance(node, ast.alias):
             names = [(node.asname or node.name).split(".")[0]]
-        strays.update(n for n in names if not allowed_name(n, tensors))
+        strays.update(n for n in names if not allowed_name(n, generated))
     assert strays == set()
     # and the check has teeth: a name outside the list is caught
-    assert not allowed_name("pwned", tensors) and not allowed_name("eval", tensors)
-    assert not allowed_name("t_pwned", tensors) and allowed_name("ptr___import__", tensors)
+    assert not allowed_name("pwned", generated) and not allowed_name("eval", generated)
+    assert not allowed_name("__import__", generated) and allowed_name("import__ptr", generated)
 
 
 # --- codegen refuses what is not safe -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", [
     "class", "lambda", "None", "True", "__import__", "__x", "torch", "tl", "triton", "args", "os", "sys", "out",
-    "mask", "BLOCK", "gpuspec", "1x", "a-b", "a b", "a.b", "x\n", "x;y", "é", "", "a" * 65, 123, None,
+    "mask", "BLOCK", "gpuspec", "1x", "a-b", "a b", "a.b", "x\n", "x;y", "é", "", "a" * 81, 123, None,
 ])
 def test_identifier_refuses_keywords_dunders_reserved_and_non_identifiers(name):
     with pytest.raises(UnsafeValue):
@@ -442,7 +459,7 @@ def test_identifier_refuses_keywords_dunders_reserved_and_non_identifiers(name):
 
 def test_identifier_accepts_a_plain_name_as_code():
     assert codegen.identifier("t_x") == "t_x" and isinstance(codegen.identifier("t_x"), Code)
-    assert codegen.identifier("a" * 64) == "a" * 64
+    assert codegen.identifier("a" * 80) == "a" * 80
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, "1", "1; import os", True, False, None, 1j, [1]])
@@ -583,3 +600,56 @@ def test_nested_functions_that_use_their_argument_twice_give_code_that_grows_lin
         plan = plan_for(f"device H100-SXM\nx = fp32[4096]\ny = {nested(depth)} is ≈ 2 µs\n", "y =")
         sizes.append(len(plan["torch_expr"]) + len(plan["triton_expr"]))
     assert sizes[1] < 2.5 * sizes[0], sizes
+
+
+# --- a harness never measures something else under the claim's name -------------------------------------------
+
+@pytest.mark.parametrize("step, words", [
+    ("decode llama3-8b, batch 1, tp 8 is ≈ 1 ms", "a step split over 8 GPUs (tp 8) runs on all of them"),
+    ("prefill llama3-8b, batch 1, prompt 2048, kv fp8 is ≈ 1 ms", "a prefill's attention takes q, k and v in one "
+                                                                  "dtype; fp8 k and v with bf16 weights"),
+    ("decode llama3-8b, batch 1, weights fp8 is ≈ 1 ms", "fp8 weights need a scaled matmul it does not run"),
+    ("decode llama3-8b, batch 1, weights int8 is ≈ 1 ms", "int8 weights need a scaled matmul it does not run"),
+    ("decode llama3-8b, batch 1, 1 kernels per layer is ≈ 1 ms", "needs at least 2 kernels per layer"),
+], ids=["tp", "prefill-fp8-kv", "fp8-weights", "int8-weights", "one-kernel"])
+def test_a_decode_step_the_harness_cannot_run_as_modelled_is_refused_with_the_reason(step, words):
+    found, refused = harness.plans(program_of("device H100-SXM\n" + step + "\n", "d.gpu"))
+    assert found == [] and len(refused) == 1
+    assert words in refused[0][1], refused
+
+
+@pytest.mark.parametrize("kv, dtype, elements", [("bf16", "torch.bfloat16", 2 * 8 * 128 * 4096),
+                                                  ("fp32", "torch.float32", 2 * 8 * 128 * 4096),
+                                                  ("fp8", "torch.uint8", 2 * 8 * 128 * 4096)])
+def test_the_decode_harness_reads_its_kv_cache_in_the_kv_dtype(kv, dtype, elements):
+    [plan], refused = harness.plans(program_of(f"device H100-SXM\ndecode llama3-8b, batch 1, context 4096, kv {kv} "
+                                               "is ≈ 1 ms\n", "d.gpu"))
+    assert refused == [] and str(plan["kv_dtype"]) == dtype
+    source = harness.render("d.gpu", [plan], [])
+    # one layer's cache: K and V, 8 KV heads of 128, 4,096 tokens; an fp8 cache read as the bytes it is
+    assert f"random_input((256 if args.small else {elements},), {dtype})" in source
+    assert str(plan["dtype"]) == "torch.bfloat16"  # the weights stay in their own dtype
+
+
+@pytest.mark.parametrize("dtype, precision", [("tf32", "high"), ("fp32", "highest"), ("bf16", "highest")])
+def test_a_matmul_runs_tf32_exactly_when_the_spec_says_tf32(dtype, precision):
+    [plan], _ = harness.plans(program_of(f"device H100-SXM\na = {dtype}[256, 128]\nb = {dtype}[128, 64]\nc = a @ b\n"))
+    measure_c = ast.unparse(function(ast.parse(harness.render("m.gpu", [plan], [])), "measure_c"))
+    assert f"torch.set_float32_matmul_precision('{precision}')" in measure_c
+    decode = harness.render("d.gpu", *harness.plans(program_of("device H100-SXM\ndecode llama3-8b, batch 1, weights "
+                                                               f"{dtype} is ≈ 1 ms\n")))
+    assert ('set_float32_matmul_precision("highest")' in decode) is (dtype == "fp32")
+
+
+@pytest.mark.parametrize("step, tokens, few, small", [("prefill llama3-8b, batch 2, prompt 512", "1024", "32", 2),
+                                                      ("prefill llama3-8b, batch 1, prompt 512 compiled", "512", "16",
+                                                       0)])
+def test_a_prefill_runs_its_matmuls_over_every_prompt_token_and_causal_attention(step, tokens, few, small):
+    [plan], refused = harness.plans(program_of(f"device H100-SXM\n{step} is ≈ 1 ms\n", "p.gpu"))
+    assert refused == [] and plan["prefill"] and plan["gqa"]  # llama3-8b: 32 heads over 8 KV heads
+    measure = ast.unparse(function(ast.parse(harness.render("p.gpu", [plan], [])), f"measure_{plan['id']}"))
+    assert f"h = random_input(({few} if args.small else {tokens}, hidden), torch.bfloat16)" in measure
+    assert "scaled_dot_product_attention(q, keys[layer], values[layer], is_causal=True, enable_gqa=True)" in measure
+    assert "caches" not in measure
+    # the small kernels, which the model has take the kernel floor, work on one row a sequence
+    assert ("small.mul_(1.0)" in measure) is (small > 0)

@@ -77,11 +77,13 @@ def test_every_command_gives_a_result_or_a_clean_error(name, tmp_path, capsys):
 
 
 def test_a_workload_too_deep_for_a_generated_program_is_refused_and_the_others_are_measured():
+    # a sum of 201 terms is written as Python reads it, without brackets (x + x + ...): it nests no deeper than a
+    # sum of two. Functions of functions, or a sum grouped to the right, nest as deep as they are written.
     text = HEAD + "deep = x" + " + x" * 200 + " is ≈ 2 µs\nfunctions = " + "exp(" * 200 + "x" + ")" * 200 \
-        + " fused is ≈ 2 µs\nshallow = x * 3 is ≈ 2 µs\n"
+        + " fused is ≈ 2 µs\nshallow = x * 3 is ≈ 2 µs\nright = " + "x + (" * 160 + "x" + ")" * 160 + " is ≈ 2 µs\n"
     program = compile_text(SpecText("deep.gpu", text))
     found, refused = harness.plans(program)
-    assert [plan["raw"]["line"] for plan in found] == [5]
+    assert [plan["raw"]["line"] for plan in found] == [3, 5]
     assert len(refused) == 2 and all("nested too deeply for a generated program" in reason for _, reason in refused)
     compile(harness.render("deep.gpu", found, refused), "harness.py", "exec")
 

@@ -7,19 +7,25 @@ import math
 from gpuspec import codegen, domains
 from gpuspec.codegen import Code
 from gpuspec.kinds.elementwise import Elementwise
-from gpuspec.planning import INT32_MAX, MAX_GRID, HarnessError, shallow, small
+from gpuspec.planning import INT32_MAX, MAX_GRID, HarnessError, shallow, sized, small
 from gpuspec.tensors import DTYPES, Tensor, result_dtype, result_shape
 from gpuspec.units import format_count
 
+# Names the template's functions use (their locals, and the program's functions they call), which an input of the
+# spec's may not take: `random_input = random_input(...)` would make the function a local of setup
+_TEMPLATE_LOCALS = ("inputs", "out_shape", "reference", "run", "problem", "EVEN", "random_input", "poisoned",
+                    "compare", "TIMER")
 
-def plan(workload: Elementwise, key: str) -> dict:
+
+def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
     root = workload.expr
     if not codegen.operations(root) and isinstance(root, Tensor):
         raise HarnessError("a bare tensor does no work to measure")
     out_shape = result_shape(root)
     tensors = _inputs(root)
     small_out = small(out_shape)
-    names = {t: codegen.identifier(f"t_{t.name}") for t in tensors}
+    local = codegen.Names([*_TEMPLATE_LOCALS, *defines(workload, name)])  # its own functions too: y_kernel
+    names = {t: local.fresh(t.name) for t in tensors}  # the spec's own names, made safe where they must be
     torch_expr = shallow(codegen.torch_expression(root, names))
     triton_expr = shallow(codegen.triton_expression(root, names))
     out_dtype = result_dtype(root) or "fp32"
@@ -34,12 +40,12 @@ def plan(workload: Elementwise, key: str) -> dict:
                 raise HarnessError(f"the harness broadcasts inputs only along leading dimensions ({t.name})")
         shrunk = small_out[len(small_out) - len(t.shape):] if t.shape else ()
         shrunk = t.shape if math.prod(t.shape) == 1 else shrunk  # one element stays one: the kernel loads it once
-        inputs.append({"index": _index_kind(t, out_shape),  # how the kernel finds its elements: see _index_kind
-                       "name": names[t], "ptr": codegen.identifier(f"ptr_{t.name}"),
-                       "len": codegen.identifier(f"len_{t.name}"), "label": Code(repr(t.name)),
-                       "dtype": codegen.torch_dtype(t.dtype),
-                       "shape": codegen.shape(t.shape), "small_shape": codegen.shape(shrunk),
-                       "elements": codegen.literal(math.prod(t.shape)),
+        index = _index_kind(t, out_shape)  # how the kernel finds its elements: see _index_kind
+        full_shape, small_shape = codegen.shape(t.shape), codegen.shape(shrunk)
+        inputs.append({"index": index, "name": names[t], "ptr": local.exact(f"{names[t]}_ptr"),
+                       "len": local.exact(f"{names[t]}_len") if index == "rows" else None,
+                       "dtype": codegen.torch_dtype(t.dtype), "shape": full_shape, "small_shape": small_shape,
+                       "size": sized(full_shape, small_shape),
                        "low": codegen.literal(ranges[t][0]), "high": codegen.literal(ranges[t][1])})
     low_precision = {t.dtype for t in tensors} | {out_dtype}
     # The harness's own launch shape, not the model's threads per block (see templates/elementwise.py.jinja)
@@ -49,14 +55,29 @@ def plan(workload: Elementwise, key: str) -> dict:
         raise HarnessError(f"{format_count(largest)} elements in blocks of {block} is more programs than one kernel "
                            f"launches ({MAX_GRID:,})")
     loose = bool(low_precision & {"bf16", "fp16", "fp8"})  # eager intermediates round at the inputs' precision
+    pointers = [t["ptr"] for t in inputs]
+    constants = [f"{t['len']}: tl.constexpr" for t in inputs if t["len"]]
+    values = [t["name"] for t in inputs]
+    lengths = [f"{t['len']}={t['name']}.numel()" for t in inputs if t["len"]]
+    block_code = codegen.literal(block)  # Triton wants a power of two
+    full_out, small_out_code = codegen.shape(out_shape), codegen.shape(small_out)
     return {
-        "template": "elementwise.py.jinja", "kind": Code("elementwise"), "id": codegen.identifier(f"w_{key}"),
+        "template": "elementwise.py.jinja", "kind": Code("elementwise"), "id": name,
         "mode": Code("fused" if workload.mode == "fused" else "eager"), "inputs": inputs,
-        "out_dtype": codegen.torch_dtype(out_dtype), "out_shape": codegen.shape(out_shape),
-        "small_out_shape": codegen.shape(small_out),
-        "block": codegen.literal(block),  # Triton wants a power of two
+        "helpers": codegen.helpers_called(triton_expr) | {"poisoned", "vector_kernels"},  # see program.py.jinja
+        "out_dtype": codegen.torch_dtype(out_dtype), "out_shape": full_out, "small_out_shape": small_out_code,
+        "out_size": sized(full_out, small_out_code),
+        "block": block_code,
         "wide": largest + block > INT32_MAX,  # offsets past int32, up to a block beyond the last element
         "num_warps": codegen.literal(num_warps),
+        "signature": codegen.wrapped(f"def {name}_kernel(", [*pointers, "out_ptr", "n", *constants,
+                                     "BLOCK: tl.constexpr", "EVEN: tl.constexpr"], "):", 0),
+        "launch": codegen.wrapped(f"{name}_kernel[(triton.cdiv(n, {block_code}),)](", [
+            *values, "out", "n", *lengths, f"BLOCK={block_code}", f"EVEN=n % {block_code} == 0",
+            f"num_warps={num_warps}"], ")", 4),
+        "fused_def": codegen.wrapped(f"def {name}_fused(", [*values, "out"], "):", 0),
+        "eager_def": codegen.wrapped(f"def {name}_eager(", values, "):", 0),
+        "setup_return": codegen.wrapped("return [", values, f"], {sized(full_out, small_out_code)}", 4),
         "torch_expr": torch_expr, "triton_expr": triton_expr,
         # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
         "rtol": codegen.literal(0.02 if loose else 1e-4),
@@ -99,3 +120,9 @@ def _inputs(node) -> list[Tensor]:
 
     walk(node)
     return list(found)
+
+
+def defines(workload: Elementwise, name: str) -> list[str]:
+    """The functions templates/elementwise.py.jinja defines for a workload of this name (a stream that repeats it
+    defines them all but the last)."""
+    return [f"{name}_{part}" for part in ("kernel", "fused", "eager", "setup", "run")] + [f"measure_{name}"]

@@ -3,7 +3,9 @@
 x has `rows` rows of `row_length` elements (all leading dimensions are rows). Row statistics (maxima, sums,
 means, variances) are in x's dtype, as PyTorch keeps them; the output is in x's dtype too.
 
-Kernels and passes (a pass reads all of x once):
+Kernels and passes (a pass reads all of x once). `eager` is the textbook multi-pass form, not PyTorch's own
+torch.softmax, layer_norm or rms_norm, which are one kernel each (`fused`). The harness runs exactly this list of
+kernels, one Triton kernel per entry (kinds/rowwise/harness.py):
 - sum, mean, amax: one kernel, one pass, in either mode; it writes one value per row.
 - eager softmax (the three-pass "safe" softmax): max pass (read x, write the row maxima); exp-and-sum pass
   (read x and the maxima, write the row sums); normalize pass (read x, maxima and sums, write y).
@@ -107,7 +109,8 @@ def passes(e: Estimate) -> Value:
 
 def kernel_count(e: Estimate) -> Value:
     ks = _kernels(e)
-    note = "one kernel" if len(ks) == 1 else "eager: one kernel per pass"
+    note = "one kernel" if len(ks) == 1 else \
+        "eager: the textbook passes, a kernel each; PyTorch's own softmax and norms are one kernel each: fused"
     return given("kernels", len(ks), COUNT, note=note)
 
 
