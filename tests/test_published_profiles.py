@@ -371,3 +371,34 @@ def test_a_malformed_published_entry_is_named_in_words(monkeypatch, entry, words
         assert str(raised.value) == f"catalog/published.toml: {words}"
     finally:
         published.measurements.cache_clear()
+
+
+def _step(text: str, profile):
+    """gpu_time of the one workload in `text` on H100-SXM, bound to `profile` (or the catalog device)."""
+    import tempfile
+    from pathlib import Path
+
+    from gpuspec import api, model
+    from gpuspec.sources import rebind
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.gpu"
+        path.write_text("device H100-SXM\n" + text + "\n")
+        (_, _, workload), = api.load_spec(path).program.workloads
+    device = workload.device if profile is None else profile.apply(workload.device)
+    return model.estimate(rebind(workload, device))["gpu_time"].number
+
+
+def test_a_prefills_weight_gemms_take_the_gemm_fixed_cost_on_a_calibrated_device_only():
+    # XLA's sm_90 sweep: observed − roofline time, median over the small GEMMs: 3.816 µs a GEMM kernel
+    whole = published.build("H100-SXM")
+    fixed = whole.facts["gemm_fixed_cost"]
+    assert fixed == pytest.approx(3.816e-6, rel=1e-3)
+    without = profiles.Profile(whole.gpu, {k: v for k, v in whole.facts.items() if k != "gemm_fixed_cost"}, {},
+                               "the profile without gemm_fixed_cost")
+    prefill = "w = prefill llama2-7b, batch 1, prompt 128 compiled"
+    # 32 layers x 7 weight GEMMs (q, k, v, o, gate, up, down), each its fixed cost more: 224 x 3.816 µs = 854.8 µs
+    assert _step(prefill, whole) - _step(prefill, without) == pytest.approx(32 * 7 * fixed)
+    decode = "w = decode llama2-7b, batch 1, context 208 compiled as a CUDA graph"
+    assert _step(decode, whole) == pytest.approx(_step(decode, without))  # decode_bandwidth holds it already
+    assert devices.catalog()["H100-SXM"].fact("gemm_fixed_cost") is None  # the ideal model has none to add
