@@ -290,6 +290,16 @@ def test_an_eager_decode_step_launches_at_the_model_code_cost_per_kernel():
     assert ideal.actual.number == pytest.approx(3.6e-6)  # the ideal model: the catalog's PyTorch op
 
 
+def test_the_model_code_cost_per_kernel_comes_from_two_implementations():
+    # bitsandbytes' transformers run on an H100: 24.4 ms a token over 480 kernels = 50.83 µs; torchao's: 90.7, 88.0 µs
+    assert published.build("H100-SXM").facts["model_op_cost"] == pytest.approx(50.83e-6)  # its own device first
+    assert published.build("A100-80GB").facts["model_op_cost"] == pytest.approx(89.35e-6)
+    assert published.build("A100-80GB", exclude=("torchao",)).facts["model_op_cost"] == pytest.approx(50.83e-6)
+    h200 = published.build("H200")  # no own entry: the median of the three standing for it
+    assert h200.facts["model_op_cost"] == pytest.approx(88.0e-6)
+    assert h200.derivations["model_op_cost"]["origins"] == ["bitsandbytes-bench", "torchao"]
+
+
 def test_a_published_profile_written_out_is_a_profile_file_that_keeps_its_derivations(tmp_path):
     import subprocess
     import sys
