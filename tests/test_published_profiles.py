@@ -78,6 +78,14 @@ def test_leaving_an_origin_out_removes_its_numbers():
         assert all("rrze" not in m["id"] for m in how["measurements"])
 
 
+def test_a_second_source_for_the_back_to_back_cost_stands_in_where_rrze_is_left_out():
+    h200 = published.build("H200", exclude=("rrze-gpu-benches",))
+    assert h200.facts["kernel_floor"] == pytest.approx(1.3e-6)  # Hazy Research's H100 graphs, same SM design
+    assert h200.derivations["kernel_floor"]["origins"] == ["hazy-megakernel"]
+    assert published.build("H200").facts["kernel_floor"] == pytest.approx(1.285e-6)  # RRZE's own H200 first
+    assert "kernel_floor" not in published.build("A100-80GB", exclude=("rrze-gpu-benches",)).facts  # no Ampere one
+
+
 def test_an_unknown_device_is_refused_in_words():
     with pytest.raises(profiles.ProfileError, match="not a catalog device"):
         published.build("H900")
@@ -282,6 +290,16 @@ def test_an_eager_decode_step_launches_at_the_model_code_cost_per_kernel():
     assert ideal.actual.number == pytest.approx(3.6e-6)  # the ideal model: the catalog's PyTorch op
 
 
+def test_the_model_code_cost_per_kernel_comes_from_two_implementations():
+    # bitsandbytes' transformers run on an H100: 24.4 ms a token over 480 kernels = 50.83 µs; torchao's: 90.7, 88.0 µs
+    assert published.build("H100-SXM").facts["model_op_cost"] == pytest.approx(50.83e-6)  # its own device first
+    assert published.build("A100-80GB").facts["model_op_cost"] == pytest.approx(89.35e-6)
+    assert published.build("A100-80GB", exclude=("torchao",)).facts["model_op_cost"] == pytest.approx(50.83e-6)
+    h200 = published.build("H200")  # no own entry: the median of the three standing for it
+    assert h200.facts["model_op_cost"] == pytest.approx(88.0e-6)
+    assert h200.derivations["model_op_cost"]["origins"] == ["bitsandbytes-bench", "torchao"]
+
+
 def test_a_published_profile_written_out_is_a_profile_file_that_keeps_its_derivations(tmp_path):
     import subprocess
     import sys
@@ -293,7 +311,9 @@ def test_a_published_profile_written_out_is_a_profile_file_that_keeps_its_deriva
     path.write_bytes(done.stdout)
     loaded = profiles.read_profile(path)
     assert loaded.facts == published.build("A100-80GB", exclude=("torchao",)).facts
-    assert "decode_bandwidth" not in loaded.facts  # torchao's numbers left out
+    # torchao's numbers left out: the A100 40GB's vLLM run stands in, as a share of HBM (1204.5 / 1555 x 2039 GB/s)
+    assert loaded.facts["decode_bandwidth"] == pytest.approx(1204.5e9 / 1555e9 * 2039e9)
+    assert loaded.derivations["decode_bandwidth"]["origins"] == ["vllm-sweep-jm"]
     applied = loaded.apply(devices.catalog()["A100-80GB"])
     assert "the median of 3 measurement(s)" in applied.fact("hbm_bandwidth").note
 
@@ -361,3 +381,34 @@ def test_a_malformed_published_entry_is_named_in_words(monkeypatch, entry, words
         assert str(raised.value) == f"catalog/published.toml: {words}"
     finally:
         published.measurements.cache_clear()
+
+
+def _step(text: str, profile):
+    """gpu_time of the one workload in `text` on H100-SXM, bound to `profile` (or the catalog device)."""
+    import tempfile
+    from pathlib import Path
+
+    from gpuspec import api, model
+    from gpuspec.sources import rebind
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.gpu"
+        path.write_text("device H100-SXM\n" + text + "\n")
+        (_, _, workload), = api.load_spec(path).program.workloads
+    device = workload.device if profile is None else profile.apply(workload.device)
+    return model.estimate(rebind(workload, device))["gpu_time"].number
+
+
+def test_a_prefills_weight_gemms_take_the_gemm_fixed_cost_on_a_calibrated_device_only():
+    # XLA's sm_90 sweep: observed − roofline time, median over the small GEMMs: 3.816 µs a GEMM kernel
+    whole = published.build("H100-SXM")
+    fixed = whole.facts["gemm_fixed_cost"]
+    assert fixed == pytest.approx(3.816e-6, rel=1e-3)
+    without = profiles.Profile(whole.gpu, {k: v for k, v in whole.facts.items() if k != "gemm_fixed_cost"}, {},
+                               "the profile without gemm_fixed_cost")
+    prefill = "w = prefill llama2-7b, batch 1, prompt 128 compiled"
+    # 32 layers x 7 weight GEMMs (q, k, v, o, gate, up, down), each its fixed cost more: 224 x 3.816 µs = 854.8 µs
+    assert _step(prefill, whole) - _step(prefill, without) == pytest.approx(32 * 7 * fixed)
+    decode = "w = decode llama2-7b, batch 1, context 208 compiled as a CUDA graph"
+    assert _step(decode, whole) == pytest.approx(_step(decode, without))  # decode_bandwidth holds it already
+    assert devices.catalog()["H100-SXM"].fact("gemm_fixed_cost") is None  # the ideal model has none to add

@@ -16,6 +16,10 @@ Rules:
   builds from too).
 - Where a profile measured decode_bandwidth (no datasheet has it), the weight-reading kernels read at it rather
   than at the HBM bandwidth: a batch-1 decode's weight reads reach less than a copy does.
+- A prefill's weight kernels are GEMMs over the prompt's tokens: on a device whose profile measured
+  gemm_fixed_cost (as the matmul kind uses it), each also takes that fixed cost (prologue, pipeline fill, epilogue:
+  XLA's sm_90 sweep) beyond its roofline time, since the profile's tensor rates are those of large GEMMs. A decode
+  step's weight kernels do not: decode_bandwidth was measured over whole steps, fixed costs included.
 - An eager step on a device whose profile gives model_op_cost launches each kernel at that cost instead: the host
   time per kernel of real model code run op by op (module calls, views, cache updates between the kernels; about
   90 µs per counted kernel for gpt-fast-style Llama code), which dwarfs a bare op's launch.
@@ -196,12 +200,19 @@ def _kernel_pattern(e: Estimate) -> list[launches.Run]:
     matmul_flops = e["flops"].number - _attention_flops(e)
     weight_flops = matmul_flops / layers / weight_kernels
     kv = e["kv_bytes"].number / layers
-    weight_time = max(weight_bytes / _weight_bandwidth(e).number, weight_flops / peak, floor)
+    weight_time = max(weight_bytes / _weight_bandwidth(e).number, weight_flops / peak, floor) + _gemm_fixed_cost(e)
     if attention:
         runs = [(weight_time, weight_kernels), (max(kv / bandwidth, _attention_flops(e) / layers / peak, floor), 1)]
     else:  # the one kernel also reads the KV cache
         runs = [(weight_time + kv / bandwidth / weight_kernels, weight_kernels)]
     return runs + [(floor, small)] * (small > 0)
+
+
+def _gemm_fixed_cost(e: Estimate) -> float:
+    """What each weight GEMM of a prefill takes beyond its roofline time: the profile's gemm_fixed_cost (0 in the ideal
+    model, and for a decode step, whose decode_bandwidth already holds it)."""
+    fixed = e.device.fact("gemm_fixed_cost")
+    return fixed.value if fixed is not None and e.workload.phase == "prefill" else 0.0
 
 
 def _attention_flops(e: Estimate) -> float:
@@ -246,6 +257,13 @@ def comm_time(e: Estimate) -> Value:
 
 
 def _kernel_time(e: Estimate, name: str) -> Value:
+    if _gemm_fixed_cost(e):
+        return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3}), "
+                     "+ {4} for each weight GEMM",
+                     (e["kernels"], _weight_bandwidth(e), e["peak_flop_rate"], e.fact("kernel_floor"),
+                      e.fact("gemm_fixed_cost")),
+                     note="weights split evenly over each layer's weight kernels, each a GEMM over the prompt with "
+                          "its fixed cost; the rest take the kernel floor")
     return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3})",
                  (e["kernels"], _weight_bandwidth(e), e["peak_flop_rate"], e.fact("kernel_floor")),
                  note="weights split evenly over each layer's weight kernels; the rest take the kernel floor")
