@@ -46,7 +46,8 @@ def estimate(budget: float, probe_budget: float) -> list[tuple[str, float, str]]
             continue
         kinds = [str(p["kind"]) for p in plans]
         metrics = sum(METRICS[k] for k in kinds)
-        kernels = sum(k in ("elementwise", "stream") for k in kinds)
+        # every generated Triton kernel compiles at its first launch: count them in the program itself
+        kernels = harness.render(str(spec), plans, []).count("@triton.jit")
         seconds = STARTUP + sum(SETUP[k] for k in kinds) + metrics * (budget + PER_METRIC) + kernels * TRITON_COMPILE
         steps.append((f"check {spec.name}", seconds,
                       f"{STARTUP:g} + setup of {len(kinds)} workloads + {metrics} metrics × ({budget:g} + "
