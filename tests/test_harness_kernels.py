@@ -18,7 +18,7 @@ from conftest import ROOT
 from gpuspec import codegen, harness, model
 from gpuspec.kinds.rowwise import ROWWISE_OPS
 from gpuspec.kinds.rowwise.rules import kernels as rowwise_kernels
-from gpuspec.pipeline import compile_text
+from gpuspec.api import compile_text
 from gpuspec.text import SpecText
 
 # Rows of 96 (not a power of two: masked loads) and of 5,000 (longer than a pass's 2,048-element step: its loop

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 
 from gpuspec import codegen, harness
-from gpuspec.pipeline import compile_text, load
+from gpuspec.api import compile_text, load_spec
 from gpuspec.tensors import Apply, Scalar, Tensor
 from gpuspec.text import SpecText
 
@@ -42,7 +42,7 @@ def programs() -> dict[str, str]:
     """name -> source: every bundled spec's whole harness, and each of its workloads' alone."""
     found = {}
     for path in BUNDLED:
-        _, program = load(path)
+        program = load_spec(path).program
         plans, refused = harness.plans(program)
         if plans:
             found[f"{path.stem}.py"] = harness.render(str(path), plans, refused)
@@ -109,7 +109,7 @@ def test_no_choice_between_equal_values_and_no_constant_conditions(rendered):
 
 
 def test_workloads_are_named_as_the_spec_names_them():
-    _, program = load(ROOT / "specs" / "gpu-execution.gpu")
+    program = load_spec(ROOT / "specs" / "gpu-execution.gpu").program
     names = harness.workload_names(program)
     by_statement = {statement: str(names[harness.workload_key(statement, w)])
                     for _, statement, w in program.workloads}
