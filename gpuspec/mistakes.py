@@ -28,7 +28,7 @@ def diagnose(actual: Value, claim: Claim, holds, reevaluate=None) -> str | None:
         return None
     for factor, words in _candidates(actual, claim.expected.unit):
         scaled = _scaled(actual, factor)
-        if scaled is not None and holds(scaled, claim):
+        if scaled is not None and holds(scaled, claim) and _near_a_bound(scaled, claim):
             return words
     if reevaluate is not None:
         for fact in _facts(actual):
@@ -37,10 +37,22 @@ def diagnose(actual: Value, claim: Claim, holds, reevaluate=None) -> str | None:
                     value = reevaluate(fact.name, alternative)
                 except Exception:  # an alternative that cannot be computed is not the answer
                     continue
-                if value is not None and holds(value, claim):
+                if value is not None and holds(value, claim) and _near_a_bound(value, claim):
                     return (f"the claim matches {fact.name} = {written}, which the catalog notes as another published "
                             f"figure (it uses {fact.format()}{f' [{fact.reference}]' if fact.reference else ''})")
     return None
+
+
+def _near_a_bound(value: Value, claim: Claim) -> bool:
+    """Whether a slip explains a one-sided claim (`21+ µs`, `< 5 ms`): the slipped value must land near the bound
+    written, within a factor of 2, since any value far enough past a bound passes it (20 ms is `21+ µs`, but
+    reading 20 µs as 20 ms is not why someone wrote 21 µs). A point or a range is explained by passing."""
+    expected = claim.expected
+    one_sided = expected.kind == "at_least" or claim.comparator in ("<", "≤", ">", "≥")
+    if not one_sided or isinstance(value.number, str) or isinstance(expected.low, str):
+        return True
+    bound, number = abs(float(expected.low)), abs(float(value.number))
+    return bound > 0 and number > 0 and max(bound, number) <= 2 * min(bound, number)
 
 
 def _candidates(actual: Value, unit: units.Unit | None):
