@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="a .gpu file, a folder to search for them, or - for standard input (default: the paths "
                             "of [tool.gpuspec] in pyproject.toml, else the current folder)")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
+                            "Markdown (its gpu blocks), any other as a spec")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
     check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"),
                        help="output format (default: text, or `format` of [tool.gpuspec])")
@@ -132,7 +135,11 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_check)
 
     fmt = commands.add_parser("fmt", help="lay out spec files (and Markdown gpu blocks) in the canonical way")
-    fmt.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    fmt.add_argument("paths", nargs="+", metavar="PATH",
+                     help="files or folders, or - to format standard input to standard output")
+    fmt.add_argument("--stdin-filename", metavar="NAME",
+                     help="the name standard input (-) is shown under; a .md or .markdown name formats its gpu "
+                          "blocks")
     fmt.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
     fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
     fmt.set_defaults(run=_fmt)
@@ -210,6 +217,13 @@ def _check(args) -> int:
     if args.save_results and not args.measure:
         print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
         return EXIT_INVALID
+    if args.stdin_filename is not None and "-" not in args.paths:
+        print("gpuspec check: --stdin-filename names standard input; add - to the paths", file=sys.stderr)
+        return EXIT_INVALID
+    if args.update and "-" in args.paths:  # there is no file to write the new numbers to
+        print("gpuspec check: --update rewrites files, and standard input (-) is not one; give the file's path",
+              file=sys.stderr)
+        return EXIT_INVALID
     if args.update and args.device is not None:  # it would write another device's numbers under the spec's own
         print("gpuspec check: --update rewrites claims for the device each spec names, and --device checks them "
               "for another; use one or the other", file=sys.stderr)
@@ -218,6 +232,10 @@ def _check(args) -> int:
     if isinstance(configured, int):
         return configured
     defaults, search = configured
+    if args.stdin_filename is not None:
+        import attrs
+
+        search = attrs.evolve(search, stdin_name=args.stdin_filename)
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
                       progress=lambda line: print(shown_line(line), file=sys.stderr), device=args.device)
@@ -453,6 +471,15 @@ def _fmt(args) -> int:
 
     # Every line that holds a path or spec text goes through shown_line: no control character, bidirectional
     # mark or CI workflow command (`::error`, `##[`) from a file's name or text acts on what shows it.
+    if "-" in args.paths:
+        if len(args.paths) > 1:
+            print("gpuspec fmt: - (standard input) is formatted to standard output, alone; give it without other "
+                  "paths", file=sys.stderr)
+            return EXIT_INVALID
+        return _fmt_stdin(args)
+    if args.stdin_filename is not None:
+        print("gpuspec fmt: --stdin-filename names standard input; give - as the path", file=sys.stderr)
+        return EXIT_INVALID
     files, problems = spec_files(args.paths)
     for problem in problems:
         print(shown_line(f"gpuspec fmt: {problem.message}"), file=sys.stderr)
@@ -485,6 +512,28 @@ def _fmt(args) -> int:
     if args.check or args.diff:
         return 1 if changed else EXIT_OK
     return EXIT_OK
+
+
+def _fmt_stdin(args) -> int:
+    """`fmt -`: the formatted text on standard output (as given when it is already formatted); with --check or
+    --diff, only whether (or how) it would change."""
+    from gpuspec.api import format_stdin
+    from gpuspec.fmt import FormatError
+
+    name = args.stdin_filename or "<stdin>"
+    try:
+        formatted = format_stdin(name)
+    except FormatError as error:
+        print(shown_line(f"gpuspec fmt: {error}"), file=sys.stderr)
+        return EXIT_INVALID
+    if args.diff:
+        sys.stdout.write(_fmt_diff(formatted.read.text, formatted.text, name) if formatted.changed else "")
+    elif args.check:
+        if formatted.changed:
+            print(shown_line(f"would reformat {name}"))
+    else:
+        sys.stdout.write(formatted.text)  # spec text, as written: it is the output asked for
+    return 1 if formatted.changed and (args.check or args.diff) else EXIT_OK
 
 
 def _fmt_diff(before: str, formatted: str, shown: str) -> str:
