@@ -12,6 +12,7 @@ import threading
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.report import (
     EXIT_CODES,
+    EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -23,6 +24,17 @@ from gpuspec.report.safe import shown_line
 from gpuspec.version import __version__
 
 DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
+
+# Every command's exit statuses; `check --help` gives check's own words (report.EXIT_CODES).
+COMMAND_EXIT_CODES = f"""exit codes (`gpuspec COMMAND --help` says what each means for that command):
+  {EXIT_OK}    done: every claim checked holds, nothing to reformat
+  {EXIT_FAILED}    a claim fails (check, report); a file would change (fmt --check, fmt --diff); calibrate could
+       not measure
+  {EXIT_INVALID}    the input is invalid or the command is misused (errors win over failures)
+  {EXIT_INTERNAL}    an internal error in gpuspec (a bug: please report it; {DEBUG}=1 shows the traceback)
+  {EXIT_NOTHING}    nothing was checked (check, report): no spec files or claims, or every claim skipped
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+  {EXIT_TERMINATED}  terminated (SIGTERM: stopped as Ctrl-C stops it)"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,7 +111,8 @@ def _never_fail_to_encode() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpuspec", description="Check the numbers written about GPU performance.")
+    parser = argparse.ArgumentParser(prog="gpuspec", description="Check the numbers written about GPU performance.",
+                                     epilog=COMMAND_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpuspec {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -140,7 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--stdin-filename", metavar="NAME",
                      help="the name standard input (-) is shown under; a .md or .markdown name formats its gpu "
                           "blocks")
-    fmt.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
+    fmt.add_argument("--check", action="store_true",
+                     help=f"change nothing; exit {EXIT_FAILED} if a file would change")
     fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
     fmt.set_defaults(run=_fmt)
 
@@ -309,7 +323,7 @@ def _update(report) -> int:
         return EXIT_INVALID
     if report.diagnostics:
         return report.exit_code
-    return 1 if updated.left else EXIT_OK
+    return EXIT_FAILED if updated.left else EXIT_OK
 
 
 def _split_target(target: str) -> tuple[str, int | None]:
@@ -456,7 +470,7 @@ def _calibrate(args) -> int:
         profile = calibrate(args.out, options)
     except RuntimeError as error:
         print(shown_line(f"gpuspec calibrate: {error}"), file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     for name, value in profile.facts.items():
         print(f"{name:18} {value:.4g}")
     # the GPU's name is what the driver or a profile said: shown, never acted on
@@ -510,7 +524,7 @@ def _fmt(args) -> int:
     if failed:
         return EXIT_INVALID
     if args.check or args.diff:
-        return 1 if changed else EXIT_OK
+        return EXIT_FAILED if changed else EXIT_OK
     return EXIT_OK
 
 
@@ -533,7 +547,7 @@ def _fmt_stdin(args) -> int:
             print(shown_line(f"would reformat {name}"))
     else:
         sys.stdout.write(formatted.text)  # spec text, as written: it is the output asked for
-    return 1 if formatted.changed and (args.check or args.diff) else EXIT_OK
+    return EXIT_FAILED if formatted.changed and (args.check or args.diff) else EXIT_OK
 
 
 def _fmt_diff(before: str, formatted: str, shown: str) -> str:
