@@ -39,10 +39,12 @@ COMMAND_EXIT_CODES = f"""exit codes (`gpuspec COMMAND --help` says what each mea
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_INVALID
+    if unknown:  # said with the subcommand's usage, not the top level's (argparse would give gpuspec's)
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     _never_fail_to_encode()
     with _sigterm_as_ctrl_c() as terminated:
         code = _run(args)
@@ -145,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
                            help="rebind every spec to this catalog device (auto: the GPU --measure runs on), so "
                                 "that model, calibrated and measured are for the GPU at hand")
     _harness_options(measuring)
-    check.set_defaults(run=_check)
+    check.set_defaults(parser=check, run=_check)
 
     fmt = commands.add_parser("fmt", help="lay out spec files (and Markdown gpu blocks) in the canonical way")
     fmt.add_argument("paths", nargs="+", metavar="PATH",
@@ -156,28 +158,28 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--check", action="store_true",
                      help=f"change nothing; exit {EXIT_FAILED} if a file would change")
     fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
-    fmt.set_defaults(run=_fmt)
+    fmt.set_defaults(parser=fmt, run=_fmt)
 
     calibrate = commands.add_parser("calibrate", help="measure this GPU's ceilings into a profile")
     calibrate.add_argument("--out", metavar="FILE", required=True, help="where to write the profile (JSON)")
     _harness_options(calibrate)
-    calibrate.set_defaults(run=_calibrate)
+    calibrate.set_defaults(parser=calibrate, run=_calibrate)
 
     explain = commands.add_parser("explain", help="print how every metric of a spec is derived")
     explain.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a line number")
-    explain.set_defaults(run=_explain)
+    explain.set_defaults(parser=explain, run=_explain)
 
     devices = commands.add_parser("devices", help="list the device catalog, or show one device")
     devices.add_argument("name", nargs="?", metavar="NAME", help="a device name or alias")
-    devices.set_defaults(run=_devices)
+    devices.set_defaults(parser=devices, run=_devices)
 
     harness = commands.add_parser("harness", help="print the measuring program of a spec (or of one workload)")
     harness.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a workload's line")
-    harness.set_defaults(run=_harness)
+    harness.set_defaults(parser=harness, run=_harness)
 
     models = commands.add_parser("models", help="list the LLM catalog, or show one model")
     models.add_argument("name", nargs="?", metavar="NAME", help="a model name or alias")
-    models.set_defaults(run=_models)
+    models.set_defaults(parser=models, run=_models)
 
     plot = commands.add_parser("plot", help="draw the roofline or a launch timeline (needs the plot extra)")
     pictures = plot.add_subparsers(dest="picture", metavar="PICTURE", required=True)
@@ -190,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     timeline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="a spec file, or one stream's line")
     for picture, run in ((roofline, _plot_roofline), (timeline, _plot_timeline)):
         picture.add_argument("--out", metavar="FILE", required=True, help="the picture to write: .png or .svg")
-        picture.set_defaults(run=run)
+        picture.set_defaults(parser=picture, run=run)
 
     report = commands.add_parser("report", help="write one HTML or Markdown file: every claim and source, "
                                                 "failures first, with the pictures",
@@ -202,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
     report.add_argument("--results", metavar="FILE", action="append", default=[],
                         help="check against saved results (repeat for several files)")
-    report.set_defaults(run=_report)
+    report.set_defaults(parser=report, run=_report)
     return parser
 
 
@@ -229,19 +231,14 @@ def _check(args) -> int:
     from gpuspec.api import Interrupted, Sources, run_check
 
     if args.save_results and not args.measure:
-        print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--save-results saves what --measure measures; add --measure")
     if args.stdin_filename is not None and "-" not in args.paths:
-        print("gpuspec check: --stdin-filename names standard input; add - to the paths", file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--stdin-filename names standard input; add - to the paths")
     if args.update and "-" in args.paths:  # there is no file to write the new numbers to
-        print("gpuspec check: --update rewrites files, and standard input (-) is not one; give the file's path",
-              file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--update rewrites files, and standard input (-) is not one; give the file's path")
     if args.update and args.device is not None:  # it would write another device's numbers under the spec's own
-        print("gpuspec check: --update rewrites claims for the device each spec names, and --device checks them "
-              "for another; use one or the other", file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--update rewrites claims for the device each spec names, and --device checks "
+                             "them for another; use one or the other")
     configured = _configured(args)
     if isinstance(configured, int):
         return configured
@@ -326,6 +323,24 @@ def _update(report) -> int:
     return EXIT_FAILED if updated.left else EXIT_OK
 
 
+def _misuse(args, message: str) -> int:
+    """A command used wrongly, said as argparse says it: the command's usage, then the mistake; exit 2."""
+    args.parser.print_usage(sys.stderr)
+    print(shown_line(f"{args.parser.prog}: error: {message}"), file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _past_the_end(command: str, path: str, line: int | None, spec) -> int | None:
+    """Exit 2 with the words `plot` uses when `FILE:LINE` is past the end of the file; None when it is not."""
+    from gpuspec.text import line_count, past_the_end
+
+    beyond = past_the_end(path, line, line_count(spec.document)) if line is not None else None
+    if beyond is None:
+        return None
+    print(shown_line(f"gpuspec {command}: {beyond}"), file=sys.stderr)
+    return EXIT_INVALID
+
+
 def _split_target(target: str) -> tuple[str, int | None]:
     head, _, tail = target.rpartition(":")
     if head and tail.isdigit():
@@ -351,9 +366,13 @@ def _harness(args) -> int:
 
     path, line = _split_target(args.target)
     try:
-        program = load_spec(path).program
+        spec = load_spec(path)
     except SpecError as error:
         return _print_errors(error, path)
+    beyond = _past_the_end("harness", path, line, spec)
+    if beyond is not None:
+        return beyond
+    program = spec.program
     plans, refused = harness.plans(program, line)
     if not plans:
         reasons = "; ".join(reason for _, reason in refused) or "no workload there"
@@ -365,14 +384,18 @@ def _harness(args) -> int:
 
 def _explain(args) -> int:
     from gpuspec import devices, llm_catalog
-    from gpuspec.api import explain
+    from gpuspec.api import explain_program, load_spec
     from gpuspec.report import explain as explain_report
 
     path, line = _split_target(args.target)
     try:
-        explanations = explain(path, line)
+        spec = load_spec(path)
     except SpecError as error:
         return _print_errors(error, path)
+    beyond = _past_the_end("explain", path, line, spec)
+    if beyond is not None:
+        return beyond
+    explanations = explain_program(spec.program, line)
     sys.stdout.write(explain_report.render(explanations, {**devices.references(), **llm_catalog.references()}))
     return EXIT_OK
 
@@ -487,13 +510,11 @@ def _fmt(args) -> int:
     # mark or CI workflow command (`::error`, `##[`) from a file's name or text acts on what shows it.
     if "-" in args.paths:
         if len(args.paths) > 1:
-            print("gpuspec fmt: - (standard input) is formatted to standard output, alone; give it without other "
-                  "paths", file=sys.stderr)
-            return EXIT_INVALID
+            return _misuse(args, "- (standard input) is formatted to standard output, alone; give it without "
+                                 "other paths")
         return _fmt_stdin(args)
     if args.stdin_filename is not None:
-        print("gpuspec fmt: --stdin-filename names standard input; give - as the path", file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--stdin-filename names standard input; give - as the path")
     files, problems = spec_files(args.paths)
     for problem in problems:
         print(shown_line(f"gpuspec fmt: {problem.message}"), file=sys.stderr)
