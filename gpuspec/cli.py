@@ -169,8 +169,9 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a line number")
     explain.set_defaults(parser=explain, run=_explain)
 
-    devices = commands.add_parser("devices", help="list the device catalog, or show one device")
-    devices.add_argument("name", nargs="?", metavar="NAME", help="a device name or alias")
+    devices = commands.add_parser("devices", help="list the device catalog, show one device, or compare several")
+    devices.add_argument("names", nargs="*", metavar="NAME",
+                         help="a device name or alias; two or more are shown side by side, a column each")
     devices.set_defaults(parser=devices, run=_devices)
 
     harness = commands.add_parser("harness", help="print the measuring program of a spec (or of one workload)")
@@ -404,7 +405,16 @@ def _devices(args) -> int:
     from gpuspec import devices
     from gpuspec.report import catalog as printer
 
-    return _catalog(args.name, devices, "device", printer.listing, printer.detail)
+    if len(args.names) < 2:
+        return _catalog(args.names[0] if args.names else None, devices, "device", printer.listing, printer.detail)
+    found = [devices.lookup(name) for name in args.names]
+    unknown = [(place, name) for place, (name, device) in enumerate(zip(args.names, found), 1) if device is None]
+    for place, name in unknown:
+        _unknown_entry(devices, "device", name, f" (name {place} of {len(args.names)})")
+    if unknown:
+        return EXIT_INVALID
+    sys.stdout.write(printer.side_by_side(list(dict.fromkeys(found)), devices.references()))
+    return EXIT_OK
 
 
 def _models(args) -> int:
@@ -416,20 +426,25 @@ def _models(args) -> int:
 
 def _catalog(name: str | None, catalog, kind: str, listing, detail) -> int:
     """`gpuspec devices` and `gpuspec models`: the whole catalog, or one entry with every fact and source."""
-    from gpuspec.diagnostics import did_you_mean
-    from gpuspec.report.text import error
-
     if name is None:
         sys.stdout.write(listing(catalog.catalog()))
         return EXIT_OK
     entry = catalog.lookup(name)
     if entry is None:
-        hint = did_you_mean(name, catalog.known_names())
-        print("\n".join(error(Diagnostic(f"unknown-{kind}", f"unknown {kind} `{name}`", None, hint), {})),
-              file=sys.stderr)
+        _unknown_entry(catalog, kind, name)
         return EXIT_INVALID
     sys.stdout.write(detail(entry, catalog.references()))
     return EXIT_OK
+
+
+def _unknown_entry(catalog, kind: str, name: str, where: str = "") -> None:
+    """A name the catalog lacks, with the close ones it has, on stderr."""
+    from gpuspec.diagnostics import did_you_mean
+    from gpuspec.report.text import error
+
+    hint = did_you_mean(name, catalog.known_names())
+    print("\n".join(error(Diagnostic(f"unknown-{kind}", f"unknown {kind} `{name}`{where}", None, hint), {})),
+          file=sys.stderr)
 
 
 def _plot_roofline(args) -> int:
