@@ -160,6 +160,10 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
     fmt.set_defaults(parser=fmt, run=_fmt)
 
+    init = commands.add_parser("init", help="write a starter spec (specs/example.gpu) and print the pre-commit "
+                                            "entry and a CI job to copy; nothing is overwritten")
+    init.set_defaults(parser=init, run=_init)
+
     calibrate = commands.add_parser("calibrate", help="measure this GPU's ceilings into a profile")
     calibrate.add_argument("--out", metavar="FILE", required=True, help="where to write the profile (JSON)")
     _harness_options(calibrate)
@@ -493,6 +497,27 @@ def _picture(command: str, make) -> int:
     except SpecError as error:
         span = error.diagnostics[0].span if error.diagnostics else None
         return _print_errors(error, span.file if span else "")
+    return EXIT_OK
+
+
+def _init(args) -> int:
+    from pathlib import Path
+
+    from gpuspec import starter
+    from gpuspec.files import AlreadyThere, WriteError, write_new
+
+    path = Path(starter.SPEC_PATH)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_new(path, starter.SPEC)
+    except AlreadyThere as there:
+        print(shown_line(f"gpuspec init: {there}"), file=sys.stderr)
+        return EXIT_INVALID
+    except (WriteError, OSError) as error:  # OSError: `specs` is a file, or the folder cannot be made
+        reason = error if isinstance(error, WriteError) else f"cannot make {path.parent}: {error.strerror or error}"
+        print(shown_line(f"gpuspec init: {reason}"), file=sys.stderr)
+        return EXIT_INVALID
+    sys.stdout.write(starter.instructions())
     return EXIT_OK
 
 

@@ -93,6 +93,7 @@ report.document
 report.notebook
 report.catalog
 report.explain
+starter
 fmt
 update
 api
