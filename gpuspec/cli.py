@@ -127,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
                             "Markdown (its gpu blocks), any other as a spec")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
+    check.add_argument("-q", "--quiet", action="count", default=0,
+                       help="only failures, errors and the summary; -qq prints nothing (the exit status says it; "
+                            "--output still writes its report)")
     check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"),
                        help="output format (default: text, or `format` of [tool.gpuspec])")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
@@ -237,6 +240,8 @@ def _check(args) -> int:
 
     if args.save_results and not args.measure:
         return _misuse(args, "--save-results saves what --measure measures; add --measure")
+    if args.quiet and args.verbose:
+        return _misuse(args, "-q leaves out what -v adds; use one or the other")
     if args.stdin_filename is not None and "-" not in args.paths:
         return _misuse(args, "--stdin-filename names standard input; add - to the paths")
     if args.update and "-" in args.paths:  # there is no file to write the new numbers to
@@ -254,14 +259,18 @@ def _check(args) -> int:
         search = attrs.evolve(search, stdin_name=args.stdin_filename)
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
-                      progress=lambda line: print(shown_line(line), file=sys.stderr), device=args.device)
+                      progress=_progress(args), device=args.device)
+    silent = args.quiet >= 2  # -qq: the exit status alone
     try:
         report = run_check(args.paths, sources, defaults, search)
     except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130
-        sys.stdout.write(_render(stop.report, args.format, args.verbose))
-        print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
+        if not silent:
+            sys.stdout.write(_shown(stop.report, args, to_terminal=True))
+            print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
         return EXIT_INTERRUPTED
-    rendered = _render(report, args.format, args.verbose)
+    rendered = _shown(report, args, to_terminal=not args.output)
+    if silent and not args.output:
+        rendered = ""
     if args.output:
         from gpuspec.files import WriteError, write_atomically
 
@@ -270,12 +279,13 @@ def _check(args) -> int:
         except WriteError as error:
             print(shown_line(f"gpuspec check: {error}"), file=sys.stderr)
             return EXIT_INVALID
-        print(report.summary_line())
+        if not silent:
+            print(report.summary_line())
     else:
         sys.stdout.write(rendered)
-    if report.nothing_checked() and (args.output or args.format != "text"):  # the text report says it itself
+    if report.nothing_checked() and (args.output or args.format != "text") and not silent:  # else the report says it
         print(shown_line(report.nothing_checked()), file=sys.stderr)
-    code = _update(report) if args.update else report.exit_code
+    code = _update(report, silent) if args.update else report.exit_code
     if code == EXIT_OK and report.exit_code == EXIT_NOTHING:  # --update had nothing to rewrite
         code = EXIT_NOTHING
     return EXIT_OK if code == EXIT_NOTHING and args.allow_nothing_checked else code
@@ -298,6 +308,27 @@ def _configured(args):
     return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
+def _progress(args):
+    """Where measuring says what it is doing: stderr, unless -qq."""
+    if args.quiet >= 2:
+        return lambda line: None
+    return lambda line: print(shown_line(line), file=sys.stderr)
+
+
+def _shown(report, args, to_terminal: bool) -> str:
+    """The report in its format; the text one quieter with -q, and in colour when it goes to a terminal that
+    wants colour (report.terminal). Machine formats are as they are."""
+    rendered = _render(report, args.format, args.verbose)
+    if args.format != "text":
+        return rendered
+    from gpuspec.report import terminal
+
+    rendered = terminal.quiet(rendered, report) if args.quiet else terminal.trimmed(rendered)
+    if to_terminal and terminal.wants_colour(sys.stdout, os.environ):
+        rendered = terminal.coloured(rendered, report)
+    return rendered
+
+
 def _render(report, format: str, verbose: bool) -> str:
     import importlib
 
@@ -308,10 +339,13 @@ def _render(report, format: str, verbose: bool) -> str:
     return importlib.import_module(f"gpuspec.report.{format}").render(report)
 
 
-def _update(report) -> int:
+def _update(report, silent: bool = False) -> int:
     from gpuspec.api import update_failing
 
     updated = update_failing(report)
+    if silent:
+        return EXIT_INVALID if updated.refused else (report.exit_code if report.diagnostics else
+                                                     EXIT_FAILED if updated.left else EXIT_OK)
     for refusal in updated.refused:
         print(shown_line(f"gpuspec check --update: {refusal}"), file=sys.stderr)
     changed, files = updated.changed, updated.files

@@ -92,6 +92,7 @@ report.markdown
 report.document
 report.notebook
 report.catalog
+report.terminal
 report.explain
 starter
 fmt
