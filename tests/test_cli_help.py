@@ -52,3 +52,9 @@ def test_the_command_line_returns_only_named_exit_codes():
 def test_a_command_given_no_subcommand_prints_help_and_exits_two(capsys):
     assert cli.main([]) == cli.EXIT_INVALID
     assert "exit codes" in capsys.readouterr().out
+
+
+def test_the_readme_table_lists_the_same_exit_codes():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    assert {int(code) for code in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)} == defined_codes()
