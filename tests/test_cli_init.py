@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from gpuspec import starter
 from gpuspec.cli import EXIT_INVALID, EXIT_OK, main
 
