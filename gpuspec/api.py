@@ -100,6 +100,7 @@ class Search(Record):
     markdown: bool = True
     exclude: tuple[str, ...] = field(default=(), converter=as_tuple)
     root: str = "."
+    stdin_name: str = "<stdin>"  # what `-` is called (`--stdin-filename`): a .md name reads it as Markdown
 
     def excludes(self, path: Path) -> bool:
         if not self.exclude:
@@ -135,19 +136,20 @@ def _mentions_gpu(path: Path) -> bool:
     return markdown.mentions_gpu(read_leniently(path))  # '' (no gpu blocks) if it cannot be read
 
 
-def read(path: str | Path) -> SpecText:
-    """The text of a spec file (`-` is standard input), or the gpu blocks of a Markdown file (with the whole
-    document, and warnings for near misses), read the one way every command reads spec text.
+def read(path: str | Path, stdin_name: str = "<stdin>") -> SpecText:
+    """The text of a spec file (`-` is standard input, called `stdin_name`), or the gpu blocks of a Markdown file
+    (with the whole document, and warnings for near misses), read the one way every command reads spec text.
     Raises SpecError if it cannot be read as text."""
     try:
+        name = stdin_name if str(path) == "-" else str(path)
         if str(path) == "-":
-            source = _stdin()
+            source = _stdin(stdin_name)
         else:
             source = read_spec(path)
-            if Path(path).suffix in MARKDOWN_SUFFIXES:
-                from gpuspec import markdown
+        if Path(name).suffix in MARKDOWN_SUFFIXES:
+            from gpuspec import markdown
 
-                source = markdown.extract(source.path, source.text)
+            source = markdown.extract(source.path, source.text)
     except UnreadableText as error:
         span = Span(error.path, error.line, error.column, error.line, error.column + 1)
         raise SpecError([Diagnostic("unreadable", error.reason, span)]) from None
@@ -197,10 +199,14 @@ def _document(source: SpecText) -> str:
     return source.document if source.document is not None else source.text
 
 
-def _stdin() -> SpecText:
+def _stdin(name: str = "<stdin>") -> SpecText:
+    return _stdin_file(name).spec()
+
+
+def _stdin_file(name: str) -> FileText:
     import sys
 
-    return decode(sys.stdin.buffer.read(), "<stdin>").spec()
+    return decode(sys.stdin.buffer.read(), name)
 
 
 def compile_text(source: SpecText, defaults: Defaults | None = None, device: Device | None = None) -> Program:
@@ -278,7 +284,7 @@ def load_specs(paths: Iterable[str], defaults: Defaults | None = None, search: S
         warnings: list[Diagnostic] = []
         for path in files:
             try:
-                source = read(path)
+                source = read(path, search.stdin_name if search else "<stdin>")
                 texts[source.path] = _document(source)
                 warnings.extend(source.warnings)  # said even when the blocks do not resolve
                 specs.append(Spec(source, compile_text(source, defaults, device)))
@@ -569,6 +575,20 @@ def format_file(path: str | Path) -> Formatted:
     if Path(path).suffix in MARKDOWN_SUFFIXES:
         return Formatted(read, fmt.format_markdown(read.written, str(path)))
     return Formatted(read, fmt.format_spec(read.written, str(path)))
+
+
+def format_stdin(name: str = "<stdin>") -> Formatted:
+    """Standard input laid out the canonical way, as format_file lays out a file called `name` (a .md name: its
+    gpu blocks); nothing is written back. Raises fmt.FormatError as format_file does."""
+    from gpuspec import fmt
+
+    try:
+        read = _stdin_file(name)
+    except UnreadableText as error:
+        raise fmt.FormatError(f"{escaped(name)}:{error.line}:{error.column}: {error.reason}") from None
+    if Path(name).suffix in MARKDOWN_SUFFIXES:
+        return Formatted(read, fmt.format_markdown(read.written, name))
+    return Formatted(read, fmt.format_spec(read.written, name))
 
 
 @record

@@ -12,6 +12,7 @@ import threading
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.report import (
     EXIT_CODES,
+    EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -24,13 +25,26 @@ from gpuspec.version import __version__
 
 DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
 
+# Every command's exit statuses; `check --help` gives check's own words (report.EXIT_CODES).
+COMMAND_EXIT_CODES = f"""exit codes (`gpuspec COMMAND --help` says what each means for that command):
+  {EXIT_OK}    done: every claim checked holds, nothing to reformat
+  {EXIT_FAILED}    a claim fails (check, report); a file would change (fmt --check, fmt --diff); calibrate could
+       not measure
+  {EXIT_INVALID}    the input is invalid or the command is misused (errors win over failures)
+  {EXIT_INTERNAL}    an internal error in gpuspec (a bug: please report it; {DEBUG}=1 shows the traceback)
+  {EXIT_NOTHING}    nothing was checked (check, report): no spec files or claims, or every claim skipped
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+  {EXIT_TERMINATED}  terminated (SIGTERM: stopped as Ctrl-C stops it)"""
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_INVALID
+    if unknown:  # said with the subcommand's usage, not the top level's (argparse would give gpuspec's)
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     _never_fail_to_encode()
     with _sigterm_as_ctrl_c() as terminated:
         code = _run(args)
@@ -99,7 +113,8 @@ def _never_fail_to_encode() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpuspec", description="Check the numbers written about GPU performance.")
+    parser = argparse.ArgumentParser(prog="gpuspec", description="Check the numbers written about GPU performance.",
+                                     epilog=COMMAND_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpuspec {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -108,7 +123,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="a .gpu file, a folder to search for them, or - for standard input (default: the paths "
                             "of [tool.gpuspec] in pyproject.toml, else the current folder)")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
+                            "Markdown (its gpu blocks), any other as a spec")
     check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
+    check.add_argument("-q", "--quiet", action="count", default=0,
+                       help="only failures, errors and the summary; -qq prints nothing (the exit status says it; "
+                            "--output still writes its report)")
     check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"),
                        help="output format (default: text, or `format` of [tool.gpuspec])")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
@@ -129,34 +150,44 @@ def _parser() -> argparse.ArgumentParser:
                            help="rebind every spec to this catalog device (auto: the GPU --measure runs on), so "
                                 "that model, calibrated and measured are for the GPU at hand")
     _harness_options(measuring)
-    check.set_defaults(run=_check)
+    check.set_defaults(parser=check, run=_check)
 
     fmt = commands.add_parser("fmt", help="lay out spec files (and Markdown gpu blocks) in the canonical way")
-    fmt.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
-    fmt.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
+    fmt.add_argument("paths", nargs="+", metavar="PATH",
+                     help="files or folders, or - to format standard input to standard output")
+    fmt.add_argument("--stdin-filename", metavar="NAME",
+                     help="the name standard input (-) is shown under; a .md or .markdown name formats its gpu "
+                          "blocks")
+    fmt.add_argument("--check", action="store_true",
+                     help=f"change nothing; exit {EXIT_FAILED} if a file would change")
     fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
-    fmt.set_defaults(run=_fmt)
+    fmt.set_defaults(parser=fmt, run=_fmt)
+
+    init = commands.add_parser("init", help="write a starter spec (specs/example.gpu) and print the pre-commit "
+                                            "entry and a CI job to copy; nothing is overwritten")
+    init.set_defaults(parser=init, run=_init)
 
     calibrate = commands.add_parser("calibrate", help="measure this GPU's ceilings into a profile")
     calibrate.add_argument("--out", metavar="FILE", required=True, help="where to write the profile (JSON)")
     _harness_options(calibrate)
-    calibrate.set_defaults(run=_calibrate)
+    calibrate.set_defaults(parser=calibrate, run=_calibrate)
 
     explain = commands.add_parser("explain", help="print how every metric of a spec is derived")
     explain.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a line number")
-    explain.set_defaults(run=_explain)
+    explain.set_defaults(parser=explain, run=_explain)
 
-    devices = commands.add_parser("devices", help="list the device catalog, or show one device")
-    devices.add_argument("name", nargs="?", metavar="NAME", help="a device name or alias")
-    devices.set_defaults(run=_devices)
+    devices = commands.add_parser("devices", help="list the device catalog, show one device, or compare several")
+    devices.add_argument("names", nargs="*", metavar="NAME",
+                         help="a device name or alias; two or more are shown side by side, a column each")
+    devices.set_defaults(parser=devices, run=_devices)
 
     harness = commands.add_parser("harness", help="print the measuring program of a spec (or of one workload)")
     harness.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a workload's line")
-    harness.set_defaults(run=_harness)
+    harness.set_defaults(parser=harness, run=_harness)
 
     models = commands.add_parser("models", help="list the LLM catalog, or show one model")
     models.add_argument("name", nargs="?", metavar="NAME", help="a model name or alias")
-    models.set_defaults(run=_models)
+    models.set_defaults(parser=models, run=_models)
 
     plot = commands.add_parser("plot", help="draw the roofline or a launch timeline (needs the plot extra)")
     pictures = plot.add_subparsers(dest="picture", metavar="PICTURE", required=True)
@@ -169,7 +200,7 @@ def _parser() -> argparse.ArgumentParser:
     timeline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="a spec file, or one stream's line")
     for picture, run in ((roofline, _plot_roofline), (timeline, _plot_timeline)):
         picture.add_argument("--out", metavar="FILE", required=True, help="the picture to write: .png or .svg")
-        picture.set_defaults(run=run)
+        picture.set_defaults(parser=picture, run=run)
 
     report = commands.add_parser("report", help="write one HTML or Markdown file: every claim and source, "
                                                 "failures first, with the pictures",
@@ -181,7 +212,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
     report.add_argument("--results", metavar="FILE", action="append", default=[],
                         help="check against saved results (repeat for several files)")
-    report.set_defaults(run=_report)
+    report.set_defaults(parser=report, run=_report)
     return parser
 
 
@@ -208,26 +239,38 @@ def _check(args) -> int:
     from gpuspec.api import Interrupted, Sources, run_check
 
     if args.save_results and not args.measure:
-        print("gpuspec check: --save-results saves what --measure measures; add --measure", file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--save-results saves what --measure measures; add --measure")
+    if args.quiet and args.verbose:
+        return _misuse(args, "-q leaves out what -v adds; use one or the other")
+    if args.stdin_filename is not None and "-" not in args.paths:
+        return _misuse(args, "--stdin-filename names standard input; add - to the paths")
+    if args.update and "-" in args.paths:  # there is no file to write the new numbers to
+        return _misuse(args, "--update rewrites files, and standard input (-) is not one; give the file's path")
     if args.update and args.device is not None:  # it would write another device's numbers under the spec's own
-        print("gpuspec check: --update rewrites claims for the device each spec names, and --device checks them "
-              "for another; use one or the other", file=sys.stderr)
-        return EXIT_INVALID
+        return _misuse(args, "--update rewrites claims for the device each spec names, and --device checks "
+                             "them for another; use one or the other")
     configured = _configured(args)
     if isinstance(configured, int):
         return configured
     defaults, search = configured
+    if args.stdin_filename is not None:
+        import attrs
+
+        search = attrs.evolve(search, stdin_name=args.stdin_filename)
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
-                      progress=lambda line: print(shown_line(line), file=sys.stderr), device=args.device)
+                      progress=_progress(args), device=args.device)
+    silent = args.quiet >= 2  # -qq: the exit status alone
     try:
         report = run_check(args.paths, sources, defaults, search)
     except Interrupted as stop:  # Ctrl-C while measuring: what was checked by then, and exit 130
-        sys.stdout.write(_render(stop.report, args.format, args.verbose))
-        print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
+        if not silent:
+            sys.stdout.write(_shown(stop.report, args, to_terminal=True))
+            print(shown_line(f"interrupted: {stop.note}"), file=sys.stderr)
         return EXIT_INTERRUPTED
-    rendered = _render(report, args.format, args.verbose)
+    rendered = _shown(report, args, to_terminal=not args.output)
+    if silent and not args.output:
+        rendered = ""
     if args.output:
         from gpuspec.files import WriteError, write_atomically
 
@@ -236,12 +279,13 @@ def _check(args) -> int:
         except WriteError as error:
             print(shown_line(f"gpuspec check: {error}"), file=sys.stderr)
             return EXIT_INVALID
-        print(report.summary_line())
+        if not silent:
+            print(report.summary_line())
     else:
         sys.stdout.write(rendered)
-    if report.nothing_checked() and (args.output or args.format != "text"):  # the text report says it itself
+    if report.nothing_checked() and (args.output or args.format != "text") and not silent:  # else the report says it
         print(shown_line(report.nothing_checked()), file=sys.stderr)
-    code = _update(report) if args.update else report.exit_code
+    code = _update(report, silent) if args.update else report.exit_code
     if code == EXIT_OK and report.exit_code == EXIT_NOTHING:  # --update had nothing to rewrite
         code = EXIT_NOTHING
     return EXIT_OK if code == EXIT_NOTHING and args.allow_nothing_checked else code
@@ -264,6 +308,27 @@ def _configured(args):
     return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
+def _progress(args):
+    """Where measuring says what it is doing: stderr, unless -qq."""
+    if args.quiet >= 2:
+        return lambda line: None
+    return lambda line: print(shown_line(line), file=sys.stderr)
+
+
+def _shown(report, args, to_terminal: bool) -> str:
+    """The report in its format; the text one quieter with -q, and in colour when it goes to a terminal that
+    wants colour (report.terminal). Machine formats are as they are."""
+    rendered = _render(report, args.format, args.verbose)
+    if args.format != "text":
+        return rendered
+    from gpuspec.report import terminal
+
+    rendered = terminal.quiet(rendered, report) if args.quiet else terminal.trimmed(rendered)
+    if to_terminal and terminal.wants_colour(sys.stdout, os.environ):
+        rendered = terminal.coloured(rendered, report)
+    return rendered
+
+
 def _render(report, format: str, verbose: bool) -> str:
     import importlib
 
@@ -274,10 +339,13 @@ def _render(report, format: str, verbose: bool) -> str:
     return importlib.import_module(f"gpuspec.report.{format}").render(report)
 
 
-def _update(report) -> int:
+def _update(report, silent: bool = False) -> int:
     from gpuspec.api import update_failing
 
     updated = update_failing(report)
+    if silent:
+        return EXIT_INVALID if updated.refused else (report.exit_code if report.diagnostics else
+                                                     EXIT_FAILED if updated.left else EXIT_OK)
     for refusal in updated.refused:
         print(shown_line(f"gpuspec check --update: {refusal}"), file=sys.stderr)
     changed, files = updated.changed, updated.files
@@ -291,7 +359,25 @@ def _update(report) -> int:
         return EXIT_INVALID
     if report.diagnostics:
         return report.exit_code
-    return 1 if updated.left else EXIT_OK
+    return EXIT_FAILED if updated.left else EXIT_OK
+
+
+def _misuse(args, message: str) -> int:
+    """A command used wrongly, said as argparse says it: the command's usage, then the mistake; exit 2."""
+    args.parser.print_usage(sys.stderr)
+    print(shown_line(f"{args.parser.prog}: error: {message}"), file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _past_the_end(command: str, path: str, line: int | None, spec) -> int | None:
+    """Exit 2 with the words `plot` uses when `FILE:LINE` is past the end of the file; None when it is not."""
+    from gpuspec.text import line_count, past_the_end
+
+    beyond = past_the_end(path, line, line_count(spec.document)) if line is not None else None
+    if beyond is None:
+        return None
+    print(shown_line(f"gpuspec {command}: {beyond}"), file=sys.stderr)
+    return EXIT_INVALID
 
 
 def _split_target(target: str) -> tuple[str, int | None]:
@@ -319,9 +405,13 @@ def _harness(args) -> int:
 
     path, line = _split_target(args.target)
     try:
-        program = load_spec(path).program
+        spec = load_spec(path)
     except SpecError as error:
         return _print_errors(error, path)
+    beyond = _past_the_end("harness", path, line, spec)
+    if beyond is not None:
+        return beyond
+    program = spec.program
     plans, refused = harness.plans(program, line)
     if not plans:
         reasons = "; ".join(reason for _, reason in refused) or "no workload there"
@@ -333,14 +423,18 @@ def _harness(args) -> int:
 
 def _explain(args) -> int:
     from gpuspec import devices, llm_catalog
-    from gpuspec.api import explain
+    from gpuspec.api import explain_program, load_spec
     from gpuspec.report import explain as explain_report
 
     path, line = _split_target(args.target)
     try:
-        explanations = explain(path, line)
+        spec = load_spec(path)
     except SpecError as error:
         return _print_errors(error, path)
+    beyond = _past_the_end("explain", path, line, spec)
+    if beyond is not None:
+        return beyond
+    explanations = explain_program(spec.program, line)
     sys.stdout.write(explain_report.render(explanations, {**devices.references(), **llm_catalog.references()}))
     return EXIT_OK
 
@@ -349,7 +443,16 @@ def _devices(args) -> int:
     from gpuspec import devices
     from gpuspec.report import catalog as printer
 
-    return _catalog(args.name, devices, "device", printer.listing, printer.detail)
+    if len(args.names) < 2:
+        return _catalog(args.names[0] if args.names else None, devices, "device", printer.listing, printer.detail)
+    found = [devices.lookup(name) for name in args.names]
+    unknown = [(place, name) for place, (name, device) in enumerate(zip(args.names, found), 1) if device is None]
+    for place, name in unknown:
+        _unknown_entry(devices, "device", name, f" (name {place} of {len(args.names)})")
+    if unknown:
+        return EXIT_INVALID
+    sys.stdout.write(printer.side_by_side(list(dict.fromkeys(found)), devices.references()))
+    return EXIT_OK
 
 
 def _models(args) -> int:
@@ -361,20 +464,25 @@ def _models(args) -> int:
 
 def _catalog(name: str | None, catalog, kind: str, listing, detail) -> int:
     """`gpuspec devices` and `gpuspec models`: the whole catalog, or one entry with every fact and source."""
-    from gpuspec.diagnostics import did_you_mean
-    from gpuspec.report.text import error
-
     if name is None:
         sys.stdout.write(listing(catalog.catalog()))
         return EXIT_OK
     entry = catalog.lookup(name)
     if entry is None:
-        hint = did_you_mean(name, catalog.known_names())
-        print("\n".join(error(Diagnostic(f"unknown-{kind}", f"unknown {kind} `{name}`", None, hint), {})),
-              file=sys.stderr)
+        _unknown_entry(catalog, kind, name)
         return EXIT_INVALID
     sys.stdout.write(detail(entry, catalog.references()))
     return EXIT_OK
+
+
+def _unknown_entry(catalog, kind: str, name: str, where: str = "") -> None:
+    """A name the catalog lacks, with the close ones it has, on stderr."""
+    from gpuspec.diagnostics import did_you_mean
+    from gpuspec.report.text import error
+
+    hint = did_you_mean(name, catalog.known_names())
+    print("\n".join(error(Diagnostic(f"unknown-{kind}", f"unknown {kind} `{name}`{where}", None, hint), {})),
+          file=sys.stderr)
 
 
 def _plot_roofline(args) -> int:
@@ -426,6 +534,27 @@ def _picture(command: str, make) -> int:
     return EXIT_OK
 
 
+def _init(args) -> int:
+    from pathlib import Path
+
+    from gpuspec import starter
+    from gpuspec.files import AlreadyThere, WriteError, write_new
+
+    path = Path(starter.SPEC_PATH)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_new(path, starter.SPEC)
+    except AlreadyThere as there:
+        print(shown_line(f"gpuspec init: {there}"), file=sys.stderr)
+        return EXIT_INVALID
+    except (WriteError, OSError) as error:  # OSError: `specs` is a file, or the folder cannot be made
+        reason = error if isinstance(error, WriteError) else f"cannot make {path.parent}: {error.strerror or error}"
+        print(shown_line(f"gpuspec init: {reason}"), file=sys.stderr)
+        return EXIT_INVALID
+    sys.stdout.write(starter.instructions())
+    return EXIT_OK
+
+
 def _calibrate(args) -> int:
     from gpuspec.measure import availability, calibrate
 
@@ -438,7 +567,7 @@ def _calibrate(args) -> int:
         profile = calibrate(args.out, options)
     except RuntimeError as error:
         print(shown_line(f"gpuspec calibrate: {error}"), file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     for name, value in profile.facts.items():
         print(f"{name:18} {value:.4g}")
     # the GPU's name is what the driver or a profile said: shown, never acted on
@@ -453,6 +582,13 @@ def _fmt(args) -> int:
 
     # Every line that holds a path or spec text goes through shown_line: no control character, bidirectional
     # mark or CI workflow command (`::error`, `##[`) from a file's name or text acts on what shows it.
+    if "-" in args.paths:
+        if len(args.paths) > 1:
+            return _misuse(args, "- (standard input) is formatted to standard output, alone; give it without "
+                                 "other paths")
+        return _fmt_stdin(args)
+    if args.stdin_filename is not None:
+        return _misuse(args, "--stdin-filename names standard input; give - as the path")
     files, problems = spec_files(args.paths)
     for problem in problems:
         print(shown_line(f"gpuspec fmt: {problem.message}"), file=sys.stderr)
@@ -483,8 +619,30 @@ def _fmt(args) -> int:
     if failed:
         return EXIT_INVALID
     if args.check or args.diff:
-        return 1 if changed else EXIT_OK
+        return EXIT_FAILED if changed else EXIT_OK
     return EXIT_OK
+
+
+def _fmt_stdin(args) -> int:
+    """`fmt -`: the formatted text on standard output (as given when it is already formatted); with --check or
+    --diff, only whether (or how) it would change."""
+    from gpuspec.api import format_stdin
+    from gpuspec.fmt import FormatError
+
+    name = args.stdin_filename or "<stdin>"
+    try:
+        formatted = format_stdin(name)
+    except FormatError as error:
+        print(shown_line(f"gpuspec fmt: {error}"), file=sys.stderr)
+        return EXIT_INVALID
+    if args.diff:
+        sys.stdout.write(_fmt_diff(formatted.read.text, formatted.text, name) if formatted.changed else "")
+    elif args.check:
+        if formatted.changed:
+            print(shown_line(f"would reformat {name}"))
+    else:
+        sys.stdout.write(formatted.text)  # spec text, as written: it is the output asked for
+    return EXIT_FAILED if formatted.changed and (args.check or args.diff) else EXIT_OK
 
 
 def _fmt_diff(before: str, formatted: str, shown: str) -> str:

@@ -46,6 +46,35 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
         raise
 
 
+class AlreadyThere(WriteError):
+    """write_new found a file (or a link, even a broken one) at its path, and left it alone."""
+
+
+def write_new(path: str | Path, text: str) -> None:
+    """Write `text` (UTF-8) to a new file at `path`, whole or not at all, never replacing anything there (even a
+    file made meanwhile: the finished file is linked into place, which fails if the name is taken). AlreadyThere
+    if something is at `path`, WriteError if it cannot be written."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(folder))
+    except OSError as error:
+        raise WriteError(f"cannot write {target}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(partial, 0o666 & ~_umask())
+        os.link(partial, target)
+    except FileExistsError:
+        raise AlreadyThere(f"{target} already exists; it was left as it is") from None
+    except OSError as error:
+        raise WriteError(f"cannot write {target}: {error.strerror or error}") from None
+    finally:
+        Path(partial).unlink(missing_ok=True)
+
+
 def _umask() -> int:
     current = os.umask(0)  # the only way to read it is to set it; set it straight back
     os.umask(current)

@@ -31,6 +31,19 @@ def split_lines(text: str) -> tuple[list[str], list[str]]:
     return lines, breaks
 
 
+def line_count(text: str) -> int:
+    """How many lines `text` (with `\n` breaks) has, as an editor numbers them: a final line break starts none."""
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+
+def past_the_end(path: str, line: int, count: int) -> str | None:
+    """What `FILE:LINE` says when LINE is past the end of a file of `count` lines, in the words every command
+    uses (explain, harness, plot); else None."""
+    if line <= count:
+        return None
+    return f"{escaped(path)}:{line}: past the end of the file, which has {count} line{'s' * (count != 1)}"
+
+
 def newline_of(text: str) -> str:
     """The line break `text` is written with: its most common one (the first on a tie), `\n` when it has none."""
     breaks = _LINE_BREAK.findall(text)

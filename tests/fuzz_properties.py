@@ -359,7 +359,11 @@ def _plain_command(code, out: str, err: str, path: str, command: str, allowed=(0
     if found:
         return found
     errors = list(ERROR_LINE.finditer(err))
-    if code == 2 and not errors and ": nothing to measure: " not in err:
+    beyond = re.search(r"^gpuspec \w+: (.+):(\d+): past the end of the file, which has (\d+) lines?$", err, re.M)
+    if beyond and (beyond.group(1) not in map(shown_name, spellings(path))
+                   or int(beyond.group(2)) <= int(beyond.group(3))):
+        return f"a line past the end said wrongly: {ascii(beyond.group(0)[:300])}"
+    if code == 2 and not errors and not beyond and ": nothing to measure: " not in err:
         return f"exit 2 without a located error:\n{err[-2000:]}"
     for match in errors:
         if match.group(1) not in map(shown_name, spellings(path)) or int(match.group(2)) < 1 \

@@ -92,7 +92,9 @@ report.markdown
 report.document
 report.notebook
 report.catalog
+report.terminal
 report.explain
+starter
 fmt
 update
 api

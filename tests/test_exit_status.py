@@ -234,7 +234,7 @@ def test_gpuspec_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):
 
 
 def test_an_internal_error_in_any_command_exits_3(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("gpuspec.api.explain", _crash)
+    monkeypatch.setattr("gpuspec.api.explain_program", _crash)
     spec = tmp_path / "a.gpu"
     spec.write_text(PASSING, encoding="utf-8")
     assert main(["explain", str(spec)]) == EXIT_INTERNAL

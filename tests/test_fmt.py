@@ -431,8 +431,9 @@ def test_fmt_refuses_bytes_that_are_not_utf8_at_their_place(tmp_path, capsys):
     assert path.read_bytes() == b"device  H100-SXM\nw = \xff\n"
 
 
-def test_fmt_of_standard_input_is_refused_with_the_reason(capsys):
-    assert main(["fmt", "-"]) == 2
+def test_fmt_of_standard_input_with_other_paths_is_refused_with_the_reason(tmp_path, capsys):
+    # `fmt -` alone formats standard input to standard output (tests/test_cli_stdin.py)
+    assert main(["fmt", "-", str(tmp_path)]) == 2
     assert "standard input" in capsys.readouterr().err
 
 

@@ -239,7 +239,7 @@ def test_a_line_with_no_workload_names_the_lines_that_have_one(tmp_path):
     with pytest.raises(select.SelectionError, match=r"t\.gpu:2: no workload on this line; the workloads are on "
                                                     r"lines 3 \(y\), 4 \(z\)"):
         select.subjects(_target(tmp_path, LESSON, 2))
-    with pytest.raises(select.SelectionError, match=r"t\.gpu:99: the file has only 13 lines"):
+    with pytest.raises(select.SelectionError, match=r"t\.gpu:99: past the end of the file, which has 12 lines"):
         select.subjects(_target(tmp_path, LESSON, 99))
 
 

@@ -9,6 +9,7 @@ from gpuspec.api import Spec, load_spec, spec_files
 from gpuspec.plot.data import Subject, label_of, plottable
 from gpuspec.program import Program
 from gpuspec.record import Record, record
+from gpuspec.text import line_count, past_the_end
 
 
 class SelectionError(Exception):
@@ -38,8 +39,7 @@ def load_targets(targets: list[tuple[str, int | None]]) -> list[Target]:
 
 def target(spec: Spec, line: int | None = None, path: str | None = None) -> Target:
     """A loaded spec as a picture's target: the whole file, or `line`; named `path` as given (else as read)."""
-    lines = len(spec.source.text.split("\n")) + spec.source.line_offset
-    return Target(path if path is not None else spec.path, line, lines, spec.program)
+    return Target(path if path is not None else spec.path, line, line_count(spec.document), spec.program)
 
 
 def subjects(targets: list[Target]) -> list[Subject]:
@@ -52,8 +52,8 @@ def subjects(targets: list[Target]) -> list[Subject]:
                 for span, text, workload in target.program.workloads
                 if line is None or span.line <= line <= span.end_line]
         if line is not None and not here:
-            if line > target.lines:
-                raise SelectionError(f"{target.path}:{line}: the file has only {target.lines} lines")
+            if line > target.lines:  # the words `explain FILE:LINE` uses
+                raise SelectionError(past_the_end(target.path, line, target.lines))
             raise SelectionError(f"{target.path}:{line}: no workload on this line; "
                                  f"{_lines('workloads', _all(target))}")
         found.extend(here)

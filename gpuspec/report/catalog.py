@@ -87,3 +87,29 @@ def model_detail(model, references: dict[str, str]) -> str:
     lines.append("references:")
     lines.extend(f"  {key}: {references.get(key, '?')}" for key in cited)
     return "\n".join(lines) + "\n"
+
+
+def side_by_side(devices: list[Device], references: dict[str, str]) -> str:
+    """Several devices compared: one row per fact, one column per device, each value's source a numbered
+    footnote (a device's notes are in `gpuspec devices NAME`)."""
+    notes: dict[str, int] = {}  # reference -> its footnote number, in order of first use
+
+    def cell(device: Device, name: str) -> str:
+        fact = device.fact(name)
+        if fact is None:
+            return "—"
+        if not fact.reference:
+            return fact.written
+        number = notes.setdefault(fact.reference, len(notes) + 1)
+        return f"{fact.written} [{number}]"
+
+    rows = [["", *(d.name for d in devices)], ["title", *(d.title for d in devices)]]
+    keys = [k for k in dict.fromkeys(k for d in devices for k in d.text) if k != "title"]
+    rows.extend([key, *(d.text.get(key, "—") for d in devices)] for key in keys)
+    rows.extend([name, *(cell(d, name) for d in devices)] for name in FIELDS
+                if any(d.fact(name) is not None for d in devices))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in rows]
+    lines.append("sources:")
+    lines.extend(f"  [{number}] {key}: {references.get(key, '?')}" for key, number in notes.items())
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,76 @@
+"""Mistakes in using a command print that command's usage, as argparse's own do; `FILE:LINE` past the end of the
+file is one error in the same words, with the same status, for explain, harness and plot."""
+from __future__ import annotations
+
+import pytest
+
+from gpuspec.cli import EXIT_INVALID, main
+from gpuspec.text import line_count
+
+SPEC = "device H100-SXM\na = fp32[1024]\nadd = a + a:\n    time ≈ 2 µs\n"
+
+
+@pytest.mark.parametrize("argv, usage, words", [
+    (["check", "--save-results", "r.json", "specs"], "usage: gpuspec check", "add --measure"),
+    (["check", "--update", "--device", "A100-80GB", "specs"], "usage: gpuspec check", "use one or the other"),
+    (["check", "--stdin-filename", "post.md", "specs"], "usage: gpuspec check", "add - to the paths"),
+    (["check", "--update", "-"], "usage: gpuspec check", "standard input (-) is not one"),
+    (["fmt", "-", "specs"], "usage: gpuspec fmt", "alone"),
+    (["fmt", "--stdin-filename", "a.md", "specs"], "usage: gpuspec fmt", "give - as the path"),
+])
+def test_misuse_prints_the_commands_usage_then_the_mistake(capsys, argv, usage, words):
+    assert main(argv) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert err.startswith(usage)
+    (mistake,) = [line for line in err.splitlines() if ": error: " in line]
+    assert mistake.startswith(usage.removeprefix("usage: ") + ": error: ") and words in mistake
+
+
+def test_argparse_errors_print_the_subcommands_usage_too(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["fmt", "--no-such-option", "x"])
+    assert stop.value.code == EXIT_INVALID
+    assert capsys.readouterr().err.startswith("usage: gpuspec fmt")
+
+
+def test_line_count_numbers_lines_as_an_editor_does():
+    assert [line_count(t) for t in ("", "a", "a\n", "a\nb", "a\nb\n", "\n\n")] == [0, 1, 1, 2, 2, 2]
+
+
+@pytest.mark.parametrize("line", ["5", "999", "9" * 40])
+def test_explain_harness_and_plot_agree_on_a_line_past_the_end(tmp_path, capsys, line):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "s.gpu"
+    path.write_text(SPEC, encoding="utf-8")
+    said = {}
+    for command in (["explain"], ["harness"], ["plot", "roofline"], ["plot", "timeline"]):
+        extra = ["--out", str(tmp_path / "p.svg")] if command[0] == "plot" else []
+        assert main([*command, f"{path}:{line}", *extra]) == EXIT_INVALID, command
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        said[" ".join(command)] = captured.err.removeprefix(f"gpuspec {' '.join(command)}: ")
+    assert set(said.values()) == {f"{path}:{line}: past the end of the file, which has 4 lines\n"}
+    assert not (tmp_path / "p.svg").exists()
+
+
+def test_the_last_line_is_not_past_the_end(tmp_path, capsys):
+    path = tmp_path / "s.gpu"
+    path.write_text(SPEC, encoding="utf-8")
+    assert main(["explain", f"{path}:4"]) == 0
+    assert "add = a + a" in capsys.readouterr().out
+
+
+def test_a_markdown_line_counts_the_documents_lines(tmp_path, capsys):
+    path = tmp_path / "post.md"
+    path.write_text("# t\n\n```gpu\n" + SPEC + "```\n", encoding="utf-8")  # 8 lines
+    assert main(["explain", f"{path}:8"]) == 0
+    assert main(["explain", f"{path}:9"]) == EXIT_INVALID
+    assert "which has 8 lines" in capsys.readouterr().err
+
+
+def test_a_file_name_with_control_characters_is_escaped_in_the_error(tmp_path, capsys):
+    path = tmp_path / "a\x1b[2J\x07.gpu"
+    path.write_text(SPEC, encoding="utf-8")
+    assert main(["explain", f"{path}:50"]) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "past the end of the file" in err
