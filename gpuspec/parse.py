@@ -5,6 +5,7 @@ import bisect
 import functools
 import hashlib
 import math
+import threading
 
 import attrs
 from lark import Lark, Token, Transformer
@@ -153,8 +154,18 @@ def _parser() -> Lark:
     return build_from_grammar(grammar)
 
 
+# The builder, the bracket pairs and the postlexer hold the state of the one parse under way: threads (the Python
+# API called from several, a thread pool of checks) take turns.
+_ONE_AT_A_TIME = threading.Lock()
+
+
 def parse(source: SpecText) -> nodes.Spec:
-    """Parse one spec. Raises SpecError with one located syntax diagnostic."""
+    """Parse one spec. Raises SpecError with one located syntax diagnostic. Safe to call from several threads."""
+    with _ONE_AT_A_TIME:
+        return _parse_alone(source)
+
+
+def _parse_alone(source: SpecText) -> nodes.Spec:
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     _BUILDER.begin(source, text)
     _BRACKETS.clear()
