@@ -75,6 +75,31 @@ def write_new(path: str | Path, text: str) -> None:
         Path(partial).unlink(missing_ok=True)
 
 
+def append(path: str | Path, text: str) -> None:
+    """Add `text` (UTF-8) to the end of the file at `path`, made if missing: only ever appended, only to a
+    regular file, never through a symbolic link (which could point at a file to spoil). WriteError if not."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    if os.path.islink(path):
+        raise WriteError(f"{path} is a symbolic link; nothing was written through it")
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as error:
+        raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        kind = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(kind):
+            raise WriteError(f"{path} is {_kind(kind)}, not a file; nothing was written")
+        data = text.encode("utf-8", "surrogateescape")
+        while data:
+            data = data[os.write(descriptor, data):]
+    except OSError as error:
+        if isinstance(error, WriteError):
+            raise
+        raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+
+
 def _umask() -> int:
     current = os.umask(0)  # the only way to read it is to set it; set it straight back
     os.umask(current)

@@ -85,10 +85,10 @@ verdicts
 report
 report.safe
 report.text
+report.markdown
 report.github
 report.junit
 report.json
-report.markdown
 report.document
 report.notebook
 report.catalog

@@ -79,10 +79,10 @@ def test_a_failing_claim_shows_the_same_lines_as_gpuspec_check(pytester):
     from gpuspec.api import run_check
     from gpuspec.report.text import render
 
-    cli = render(run_check([str(path)])).split("\n")
+    cli = render(run_check([str(path)]), verbose=True).split("\n")
     start = next(i for i, line in enumerate(cli) if ": fail: " in line)
     end = next(i for i in range(start + 1, len(cli)) if not cli[i].startswith("    "))
-    block = cli[start:end]  # the CLI's failure: the claim, the value and the derivation
+    block = cli[start:end]  # the CLI's failure with -v: the claim, the value and the whole derivation
     assert len(block) > 4
     result = pytester.runpytest()
     at = result.outlines.index(block[0])

@@ -49,7 +49,7 @@ def _evaluate(ref: Ref, estimate_of, device_of) -> Value:
     if ref.op == "neg":
         rule = "-{0}"
     elif ref.op in _SYMBOLS:
-        rule = "{0}" + _SYMBOLS[ref.op] + "{1}"
+        rule = _operand(ref, 0) + _SYMBOLS[ref.op] + _operand(ref, 1)
     else:
         rule = ref.op + "(" + ", ".join(f"{{{i}}}" for i in range(len(args))) + ")"
     low = high = None
@@ -58,6 +58,20 @@ def _evaluate(ref: Ref, estimate_of, device_of) -> Value:
         corners = _corners(ref.op, args)
         low, high = min(corners), max(corners)
     return Value(ref.text, number, ref.dimension, rule, tuple(args), low=low, high=high)
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
+
+
+def _operand(ref: Ref, index: int) -> str:
+    """`{0}`, or `({0})` where the operand's own operator binds less tightly than ref's: the formula shown with
+    names must mean what was computed (`a / (b × c)`, not `a / b × c`)."""
+    inner = _PRECEDENCE.get(getattr(ref.args[index], "op", None), 9)
+    outer = _PRECEDENCE[ref.op]
+    right_side = index == 1 and ref.op in ("-", "/", "^")
+    left_of_power = index == 0 and ref.op == "^"
+    loose = inner < outer or (inner == outer and (right_side or left_of_power))
+    return f"({{{index}}})" if loose else f"{{{index}}}"
 
 
 def _finite(number: float) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 
 from attrs import field
@@ -66,6 +67,16 @@ class Value(Record):
             low = units.format_si(self.low, self.dimension)
             high = units.format_si(self.high, self.dimension)
             return f"{low.split()[0]}–{high}" if low.split()[1:] == high.split()[1:] else f"{low} – {high}"
+        if self.dimension == _PER_SECOND and 1e3 <= abs(self.number) < 1e12:  # `1,447 /s`, not `1.45 k/s`
+            if abs(self.number) < 1e6:
+                return f"{float(units.significant(self.number, 4).replace(',', '')):,.0f} /s"
+            scale, word = (1e9, "billion") if abs(self.number) >= 1e9 else (1e6, "million")
+            return f"{units.significant(self.number / scale)} {word} /s"
+        if self.dimension == units.TIME and 1e3 <= abs(self.number) < 1e9:  # `72.7 days`, not `6.28 Ms`
+            scale, word = next((s, w) for s, w in _LONG_TIMES if abs(self.number) >= s)
+            return f"{units.significant(self.number / scale)} {word}"
+        if self.dimension == units.CYCLES and self.number == 1:
+            return "1 cycle"
         return units.format_si(self.number, self.dimension)
 
     def derivation(self) -> str:
@@ -76,8 +87,8 @@ class Value(Record):
             return f"{self.name} = {self.format()}{source}{note}"
         if self.rule == "{0}" and self.inputs[0].name == self.name:  # a renaming to its own name says nothing
             return self.inputs[0].derivation()
-        names = self.rule.format(*(i.name for i in self.inputs))
-        numbers = self.rule.format(*(i.format() for i in self.inputs))
+        names = _names_rule(self.rule, self.inputs).format(*(i.name for i in self.inputs))
+        numbers = _numbers_rule(self.rule, self.inputs).format(*(i.format() for i in self.inputs))
         steps = [self.name, names]
         for step in (numbers, self.format()):
             if step != steps[-1]:
@@ -87,6 +98,41 @@ class Value(Record):
 
 
 _MAX = sys.float_info.max
+_PER_SECOND = units.divide(units.COUNT, units.TIME)
+_LONG_TIMES = ((86_400.0, "days"), (3_600.0, "h"), (60.0, "min"))
+
+# `{0} launches`: a count followed by the noun of what it counts.
+_LONE = re.compile(r"(?<!\w)\((\{\d+\})\)")
+_COUNTED = re.compile(r"\{(\d+)\} ([a-z]+)\b")
+
+
+def _names_rule(rule: str, inputs: tuple[Value, ...]) -> str:
+    """The rule as it reads with names: a count named for what it counts is not followed by that noun again
+    (`Σ over {0} kernels` with {0} = kernels reads `Σ over kernels`, not `Σ over kernels kernels`)."""
+    def drop(match: re.Match) -> str:
+        name = inputs[int(match[1])].name
+        return f"{{{match[1]}}}" if name == match[2] or _singular(name) == _singular(match[2]) else match[0]
+    return _COUNTED.sub(drop, rule)
+
+
+def _numbers_rule(rule: str, inputs: tuple[Value, ...]) -> str:
+    """The rule as it reads with numbers: one of a thing is singular (`1 launch`, not `1 launches`)."""
+    rule = _LONE.sub(r"\1", rule)  # a number needs no parentheses of its own
+
+    def agree(match: re.Match) -> str:
+        value = inputs[int(match[1])]
+        if value.number == 1 and value.dimension == units.COUNT and not value.percent:
+            return f"{{{match[1]}}} {_singular(match[2])}"
+        return match[0]
+    return _COUNTED.sub(agree, rule)
+
+
+def _singular(noun: str) -> str:
+    if noun.endswith(("ches", "shes", "sses", "xes")):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1]
+    return noun
 
 
 def _finite(number) -> bool:

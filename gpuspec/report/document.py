@@ -119,9 +119,23 @@ def render_markdown(report: Report, pictures: list[Picture]) -> str:
             lines.append(f"| {markdown_cell(_where(d))} | {markdown_cell(d.code)} | {markdown_cell(message)} |")
     for picture in pictures:
         title = markdown_cell(picture.title)
-        shown_picture = f"![{title}]({_data_uri(picture)})" if picture.svg else markdown_cell(_sentence(picture.note))
-        lines += ["", f"## {title}", "", shown_picture]
+        lines += ["", f"## {title}", "", _markdown_picture(picture, title)]
     return "\n".join(lines) + "\n"
+
+
+# A PR comment holds 65,536 characters and a job summary 1 MiB, and GitHub shows no data: image in either: a
+# picture is inlined in Markdown only when it is small; otherwise the reader is told where to get it.
+MARKDOWN_PICTURE_LIMIT = 8_000
+
+
+def _markdown_picture(picture: Picture, title: str) -> str:
+    if not picture.svg:
+        return markdown_cell(_sentence(picture.note))
+    uri = _data_uri(picture)
+    if len(uri) <= MARKDOWN_PICTURE_LIMIT:
+        return f"![{title}]({uri})"
+    return (f"Not inlined: {len(uri) // 1000:,} kB as an inline picture, more than a PR comment or job summary "
+            "shows. The HTML report (`--format html`) has it; `gpuspec plot` draws it to a file.")
 
 
 def _where(diagnostic) -> str:

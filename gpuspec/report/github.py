@@ -6,10 +6,14 @@ a line nor end the command it is in.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 from gpuspec.diagnostics import Diagnostic
+from gpuspec.files import WriteError, append
 from gpuspec.report import Report
 from gpuspec.report.safe import shown, shown_line
-from gpuspec.report.text import derivation, sources_line
+from gpuspec.report.text import deciding, sources_line
 from gpuspec.text import Span
 from gpuspec.verdicts import Verdict
 
@@ -47,8 +51,8 @@ def _failure(verdict: Verdict, siblings: list[Verdict]) -> str:
     lines = [verdict.message, f"claim: {verdict.claim.text}"]
     if len(siblings) > 1:
         lines.append(f"sources: {sources_line(siblings)}")
-    if verdict.actual is not None:
-        lines.extend(derivation(verdict.actual))
+    if verdict.actual is not None:  # the lines that decide it; the job summary has the whole report
+        lines.extend(line.strip() for line in deciding(verdict.actual))
     return command("error", verdict.claim.span, f"gpuspec {verdict.source}", "\n".join(lines))
 
 
@@ -58,6 +62,15 @@ def _error(diagnostic: Diagnostic, kind: str = "error") -> str:
 
 
 def render(report: Report) -> str:
+    """The workflow commands; where GITHUB_STEP_SUMMARY names a file, the Markdown report is appended to it."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        from gpuspec.report import markdown  # only then: the annotations alone need none of it
+
+        try:
+            append(summary, markdown.render(report, whole=True))
+        except WriteError as error:  # the annotations are the result; a summary lost is worth a warning only
+            print(shown_line(f"gpuspec: warning: the job summary was not written: {error}"), file=sys.stderr)
     by_claim: dict[int, list[Verdict]] = {}
     for verdict in report.verdicts:
         by_claim.setdefault(id(verdict.claim), []).append(verdict)
@@ -77,3 +90,4 @@ def render(report: Report) -> str:
         lines.append(command("warning", None, "gpuspec", nothing))
     lines.append(shown_line(report.summary_line()))
     return "\n".join(lines) + "\n"
+

@@ -68,7 +68,26 @@ def _diagnostic_row(diagnostic) -> list[str]:
     return [where, diagnostic.code, diagnostic.message + (f"\nhelp: {diagnostic.help}" if diagnostic.help else "")]
 
 
-def render(report: Report) -> str:
+def derivations(failures: list[Verdict]) -> list[str]:
+    """Each failure's whole derivation, folded under its place and claim: lines as list items, nested as the
+    tree is, every piece escaped."""
+    from gpuspec.report.text import derivation
+
+    lines: list[str] = []
+    for verdict in failures:
+        if verdict.actual is None:
+            continue
+        lines += ["", "<details>", f"<summary>{cell(_where(verdict))}: {cell(verdict.claim.text)} "
+                  f"({cell(verdict.source)})</summary>", ""]
+        for line in derivation(verdict.actual):
+            depth = (len(line) - len(line.lstrip(" "))) // 2
+            lines.append("  " * depth + "- " + cell(line.strip()))
+        lines += ["", "</details>"]
+    return lines
+
+
+def render(report: Report, whole: bool = False) -> str:
+    """The Markdown report; `whole` adds each failure's derivation, folded."""
     lines = [heading(report)]
     if report.rebound is not None:
         lines += ["", cell(report.rebound.line()[0].upper() + report.rebound.line()[1:] + ".")]
@@ -86,6 +105,8 @@ def render(report: Report) -> str:
         lines += ["", f"### Failed ({len(failures)})", ""]
         lines += _table(["Where", "Claim", "Source", "Computed", "Message"],
                         [[_where(v), v.claim.text, v.source, _computed(v), v.message] for v in failures])
+        if whole:
+            lines += derivations(failures)
     if report.diagnostics:
         lines += ["", f"### Errors ({len(report.diagnostics)})", ""]
         lines += _table(["Where", "Code", "Message"], [_diagnostic_row(d) for d in report.diagnostics])

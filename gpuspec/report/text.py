@@ -36,7 +36,9 @@ def render(report: Report, verbose: bool = False) -> str:
     if failures:
         lines.append("")
     for verdict in failures:
-        lines.extend(failure(verdict, by_claim[id(verdict.claim)]))
+        lines.extend(failure(verdict, by_claim[id(verdict.claim)], whole=verbose))
+    if failures and not verbose and any(_shortened(v.actual) for v in failures):
+        lines.append("(-v shows each failure's whole derivation)")
     if report.warnings:
         lines.append("")
         for warning in report.warnings:
@@ -95,7 +97,9 @@ def _workloads(ref):
         yield from _workloads(child)
 
 
-def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str]:
+def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool = True) -> list[str]:
+    """A failure: where, the claim, the value against the interval, and its derivation: the whole tree, or (not
+    whole) the lines that decide it."""
     claim = verdict.claim
     # a message may hold text from a results file (a harness's reason, a GPU's name): shown, never acted on
     lines = [f"{claim.span}: fail: {claim.statement}",
@@ -108,8 +112,45 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None) -> list[str
     if claim.quote:
         lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:
-        lines.extend("    " + line for line in derivation(verdict.actual))
+        shown = derivation(verdict.actual) if whole else deciding(verdict.actual)
+        lines.extend("    " + line for line in shown)
     return [shown_line(line) for line in lines]
+
+
+def deciding(value: Value) -> list[str]:
+    """The one or two lines of value's derivation that decide it: its own, then the input that settles it, the
+    winning term of a max or min (`time = max(t_mem, t_math, floor)`, then `t_mem = ...`) or the largest of a
+    sum. A renaming is seen through; a given value is its one line."""
+    lines = [value.derivation()]
+    while value.rule == "{0}" and value.inputs:
+        value = value.inputs[0]
+    decider = _decider(value)
+    if decider is not None and decider.derivation() != lines[0]:
+        lines.append("  " + decider.derivation())
+    return lines
+
+
+def _decider(value: Value) -> Value | None:
+    """The input that settles value, if one does and it has a derivation worth a line."""
+    numeric = [i for i in value.inputs if not isinstance(i.number, str)]
+    if not numeric or value.rule is None:
+        return None
+    if value.rule.startswith(("max(", "min(")):
+        found = next((i for i in numeric if i.number == value.number), None)
+    elif value.rule.replace(" ", "").replace("{", "").replace("}", "").replace("+", "").isdigit():  # a sum
+        found = max(numeric, key=lambda i: abs(i.number))  # type: ignore[arg-type]
+    else:
+        return None
+    while found is not None and found.rule == "{0}" and found.inputs:
+        found = found.inputs[0]
+    if found is None or (found.rule is None and found.reference is None):
+        return None
+    return found
+
+
+def _shortened(value: Value | None) -> bool:
+    """Whether the deciding lines leave out some of value's derivation."""
+    return value is not None and len(derivation(value)) > len(deciding(value))
 
 
 def derivation(value: Value, depth: int = 3) -> list[str]:

@@ -125,7 +125,7 @@ def bytes_written(e: Estimate) -> Value:
 
 def flops(e: Estimate) -> Value:
     return given("flops", sum(k.flops for k in _kernels(e)), FLOPS,
-                 note="per element and per row as the rowwise model's docstring counts them; FMA = 2")
+                 note="per element and per row of the operation's arithmetic; a fused multiply-add counts 2")
 
 
 def peak_flop_rate(e: Estimate) -> Value:

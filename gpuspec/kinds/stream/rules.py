@@ -80,16 +80,21 @@ def host_time(e: Estimate) -> Value:
 
 def busy_time(e: Estimate) -> Value:
     if e.workload.graph:
-        per_kernel = Value("kernel_time + graph_node_cost", e["kernel_time"].number + e.fact("graph_node_cost").number,
-                           TIME, "{0} + {1}", (e["kernel_time"], e.fact("graph_node_cost")))
-        return product("busy_time", e["kernels"], per_kernel)
+        node_cost = e.fact("graph_node_cost")
+        return Value("busy_time", e["kernels"].number * (e["kernel_time"].number + node_cost.number), TIME,
+                     "{0} × ({1} + {2})", (e["kernels"], e["kernel_time"], node_cost))
     return product("busy_time", e["kernels"], e["kernel_time"])
 
 
 def time(e: Estimate) -> Value:
     timeline = _timeline(e)
-    rule = "the queue: {0} launches at {1} each, GPU {2} per kernel"
-    return Value("time", timeline.total, TIME, rule, (e["launches"], e["launch_cost"], e["kernel_time"]),
+    if e.workload.graph:  # each node costs graph_node_cost beyond its kernel
+        rule = "the queue: {0} launches at {1} each, GPU {2} + {3} per kernel"
+        inputs = (e["launches"], e["launch_cost"], e["kernel_time"], e.fact("graph_node_cost"))
+    else:
+        rule = "the queue: {0} launches at {1} each, GPU {2} per kernel"
+        inputs = (e["launches"], e["launch_cost"], e["kernel_time"])
+    return Value("time", timeline.total, TIME, rule, inputs,
                  note="one graph launch, then every node back to back" if e.workload.graph else
                  "host and GPU overlap; each kernel starts once launched and once the previous one ends")
 

@@ -1,0 +1,111 @@
+"""Failures that fit on a screen: the lines that decide a failure by default, the whole tree with -v, short
+GitHub annotations, and the whole Markdown report appended to the job summary, written safely."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuspec.api import check_text
+from gpuspec.cli import main
+from gpuspec.report import github, markdown, text
+
+ROOT = Path(__file__).resolve().parent.parent
+SLOW = "device H100-SXM\nx = fp32[4096, 4096]\ny = x * 2:\n    ≈ 30 µs\n"
+LEAF = "hbm_bandwidth = 3.35 TB/s [S-HPCT]"
+
+
+def test_a_failure_shows_the_max_line_and_the_winning_term_only():
+    shown = text.render(check_text(SLOW, "a.gpu"))
+    assert "    time = max(t_mem, t_math, kernel_floor) = max(40.1 µs, 250 ns, 2.00 µs) = 40.1 µs\n" \
+           "      t_mem = bytes_moved / hbm_bandwidth = 134 MB / 3.35 TB/s = 40.1 µs\n" in shown
+    assert LEAF not in shown and "t_math = flops" not in shown
+    assert "(-v shows each failure's whole derivation)" in shown
+
+
+def test_verbose_shows_the_whole_tree():
+    shown = text.render(check_text(SLOW, "a.gpu"), verbose=True)
+    assert LEAF in shown and "t_math = flops / peak_flop_rate" in shown and "bytes_moved = bytes_read" in shown
+    assert "-v shows" not in shown
+
+
+def test_a_sum_is_decided_by_its_largest_term():
+    spec = "device H100-SXM\nx = fp32[4096, 4096]\ny = x * 2\nz = x * 3\ny.time + z.time + 1 µs ≈ 1 µs\n"
+    shown = text.render(check_text(spec, "a.gpu"))
+    lines = [line for line in shown.splitlines() if line.startswith("    ") and " = " in line]
+    assert lines[-2].lstrip().startswith("y.time + z.time + 1 µs = ")
+    assert lines[-1].startswith("      ") and "40.1 µs" in lines[-1]
+
+
+def test_the_readme_shows_what_a_failure_prints():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### When a claim fails"):]
+    blocks = re.findall(r"```\n(.*?)```", section, re.S)
+    spec, output = blocks[0], blocks[1]
+    printed = text.render(check_text(spec, "specs/a.gpu"))
+    assert output in printed, printed
+
+
+def test_a_github_annotation_is_short():
+    shown = github.render(check_text(SLOW, "a.gpu"))
+    error = next(line for line in shown.splitlines() if line.startswith("::error "))
+    message = error.split("::", 2)[2].split("%0A")
+    assert message[0].startswith("time = 40.06 µs, not ≈ 30 µs")
+    assert message[-2:] == ["time = max(t_mem, t_math, kernel_floor) = max(40.1 µs, 250 ns, 2.00 µs) = 40.1 µs",
+                            "t_mem = bytes_moved / hbm_bandwidth = 134 MB / 3.35 TB/s = 40.1 µs"]
+    assert len(message) <= 5 and LEAF not in error
+
+
+def _github(tmp_path, capsys, summary) -> tuple[int, str, str]:
+    spec = tmp_path / "a.gpu"
+    spec.write_text(SLOW, encoding="utf-8")
+    os.environ["GITHUB_STEP_SUMMARY"] = str(summary)
+    try:
+        code = main(["check", "--format", "github", str(spec)])
+    finally:
+        del os.environ["GITHUB_STEP_SUMMARY"]
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_job_summary_gets_the_whole_report_appended(tmp_path, capsys):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step's summary\n", encoding="utf-8")
+    code, out, err = _github(tmp_path, capsys, summary)
+    assert code == 1 and err == ""
+    written = summary.read_text(encoding="utf-8")
+    assert written.startswith("earlier step's summary\n**gpuspec**: 0 passed, 1 failed")
+    assert "<details>" in written and "- hbm\\_bandwidth = 3.35 TB/s \\[S-HPCT\\]" in written
+    assert LEAF not in out  # the annotations stay short
+
+
+def test_a_job_summary_that_is_a_symbolic_link_is_not_followed(tmp_path, capsys):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n", encoding="utf-8")
+    link = tmp_path / "summary.md"
+    link.symlink_to(target)
+    code, out, err = _github(tmp_path, capsys, link)
+    assert code == 1 and target.read_text(encoding="utf-8") == "keep me\n"
+    assert "warning: the job summary was not written" in err and "symbolic link" in err and "Traceback" not in err
+    assert "::error " in out
+
+
+@pytest.mark.parametrize("make", ["directory", "missing_folder"])
+def test_a_job_summary_that_cannot_be_written_is_a_warning(tmp_path, capsys, make):
+    where = tmp_path / "summary"
+    if make == "directory":
+        where.mkdir()
+    else:
+        where = tmp_path / "no" / "such" / "summary.md"
+    code, out, err = _github(tmp_path, capsys, where)
+    assert code == 1 and "warning: the job summary was not written" in err and "Traceback" not in err
+    assert "::error " in out
+
+
+def test_the_markdown_summary_escapes_what_a_user_wrote():
+    shown = markdown.render(check_text(SLOW, "@octocat|<b>\x1b.gpu"), whole=True)
+    summary = shown[shown.index("<details>"):]
+    assert "<summary>@\u2060octocat\\|\\<b\\>\\\\x1b.gpu:4: ≈ 30 µs (model)</summary>" in summary, summary
+    assert "@octocat" not in summary and "\x1b" not in summary
