@@ -16,6 +16,7 @@ import argparse
 import multiprocessing
 import os
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -75,6 +76,10 @@ def _start_worker(scratch: str, commands: tuple[str, ...]) -> None:
     folder.mkdir()
     _WORKER.update(folder=folder, commands=commands)
 
+    # Pool.terminate's SIGTERM stops a worker between inputs; one that comes while a command runs is that
+    # command's (exit 143, as gpuspec takes it), and the worker stops after it (see _chunk)
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(0))
+
 
 def _chunk(task: tuple[int, int, int, str, float | None]) -> dict:
     """Run `size` examples with Hypothesis seeded by (seed, index); tallies and failures back to the parent."""
@@ -95,6 +100,8 @@ def _chunk(task: tuple[int, int, int, str, float | None]) -> dict:
             raise OutOfTime
         codes: dict = {}
         found = fuzz_properties.problem(case, folder, codes)
+        if 143 in codes:  # gpuspec exits 143 only on a SIGTERM, and only the pool sends one: this worker stops
+            os._exit(0)
         tally["done"] += 1
         _count(tally["strategy"], case.strategy)
         by_code = tally["command"].setdefault(case.command, {})
@@ -116,6 +123,13 @@ def _chunk(task: tuple[int, int, int, str, float | None]) -> dict:
         run()
     except OutOfTime:
         pass
+    except Exception as error:  # the fuzzer's own failure (Hypothesis, memory): said, and the run goes on
+        import traceback
+
+        where = Path(failures_dir) / f"worker-{base}-{index}.txt"
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(traceback.format_exc(), encoding="utf-8")
+        tally["failures"].append(("fuzzer", "", "", None, "", f"{type(error).__name__}: {error}"[:300], str(where)))
     return tally
 
 
