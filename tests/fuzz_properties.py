@@ -233,6 +233,12 @@ def shown_name(path: str) -> str:
     return shown_line(path)
 
 
+def _shown_mid_line(path: str) -> str:
+    from gpuspec.report.safe import shown
+
+    return shown(path)
+
+
 def github_file(path: str) -> str:
     """`path` as the file property of a workflow command: each line break percent-encoded (GitHub decodes it
     back), anything else a terminal would act on escaped, `%`, `:` and `,` percent-encoded, and `##[` broken."""
@@ -360,7 +366,9 @@ def _plain_command(code, out: str, err: str, path: str, command: str, allowed=(0
         return found
     errors = list(ERROR_LINE.finditer(err))
     beyond = re.search(r"^gpuspec \w+: (.+):(\d+): past the end of the file, which has (\d+) lines?$", err, re.M)
-    if beyond and (beyond.group(1) not in map(shown_name, spellings(path))
+    # the name is mid-line there, so a leading `::` needs no breaking (a workflow command starts its line)
+    names = {form(spelling) for spelling in spellings(path) for form in (shown_name, _shown_mid_line)}
+    if beyond and (beyond.group(1) not in names
                    or int(beyond.group(2)) <= int(beyond.group(3))):
         return f"a line past the end said wrongly: {ascii(beyond.group(0)[:300])}"
     if code == 2 and not errors and not beyond and ": nothing to measure: " not in err:

@@ -79,3 +79,15 @@ def test_a_point_off_every_axis_is_refused_at_its_line(folder):
     assert _holds(Case("grown", "spec.gpu", data, "plot", "roofline"), folder) == {"error": 1}
     code, _, err = run(folder, "plot", "roofline", "spec.gpu", "--out", "r.svg")
     assert code == 2 and "spec.gpu:3: `w` cannot be placed on a roofline" in err
+
+
+# --- explain ------------------------------------------------------------------------------------------------------
+
+def test_a_line_past_the_end_names_a_file_whose_name_starts_with_a_workflow_command(folder):
+    # mid-line, `::error ...` runs nothing, so the name is shown as written; the property expected it broken
+    data = b"device H100-SXM\nx = bf16[1024]\nx * 2 is 3 \xc2\xb5s\n"
+    name = "::error title=FORGED::x.gpu"
+    assert _holds(Case("grown", name, data, "explain", "9"), folder) == {2: 1}
+    code, _, err = run(folder, "explain", f"{name}:9")
+    assert code == 2 and f"gpuspec explain: {name}:9: past the end of the file, which has 3 lines" in err
+    assert not err.startswith("::")
