@@ -58,13 +58,8 @@ def device_for_gpu(gpu: str | None) -> str | None:
 
 def read_profile(path: str | Path) -> Profile:
     """The profile in a file. ProfileError (naming the file, the key and what would be right) if it is not one."""
-    data = read_json(path, ProfileError, limit=PROFILE_LIMIT, what="a profile")
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("facts"), dict):
-        raise ProfileError(f"{path} is not a gpuspec profile of version {VERSION}")
-    try:
-        schema.PROFILE.check(data, "")
-    except schema.Invalid as problem:
-        raise ProfileError(f"{path}: {problem}") from None
+    data = schema.read_checked(path, ProfileError, schema.PROFILE, ("facts", dict), "a profile", "a gpuspec profile",
+                               limit=PROFILE_LIMIT)
     return _profile(data, str(path))
 
 

@@ -110,13 +110,8 @@ def save(path: str | Path, measurements: list[Measurement]) -> None:
 def read_results(path: str | Path) -> list[Measurement]:
     """Every measurement in a results file. ResultsError (naming the file, the key and what would be right) if it
     is not one."""
-    data = read_json(path, ResultsError, what="a results file")
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("runs"), list):
-        raise ResultsError(f"{path} is not a gpuspec results file of version {VERSION}")
-    try:
-        schema.RESULTS.check(data, "")
-    except schema.Invalid as problem:
-        raise ResultsError(f"{path}: {problem}") from None
+    data = schema.read_checked(path, ResultsError, schema.RESULTS, ("runs", list), "a results file",
+                               "a gpuspec results file")
     return [_measurement(item, run["spec"], dict(run["provenance"]))
             for run in data["runs"] for item in run["measurements"]]
 

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 
-from gpuspec.files import BadNumber, RepeatedKeys
+from gpuspec.files import JSON_LIMIT, BadNumber, RepeatedKeys, read_json
 
 VERSION = 1
 STATUSES = ("ok", "wrong", "error")
@@ -442,3 +442,18 @@ PROFILE = Record({"version": Exactly(VERSION), "gpu": Text(200, nullable=True, w
                   "derivations": Free()},
                  f"a gpuspec profile (an object with version {VERSION}, gpu, provenance and facts)",
                  optional=("gpu", "provenance", "samples", "ladder", "derivations"))
+
+
+def read_checked(path, error: type[Exception], shape: Record, holds: tuple[str, type], what: str, named: str,
+                 limit: int = JSON_LIMIT) -> dict:
+    """The JSON file at `path`, checked against `shape`: `error` naming the file if it is not an object of this
+    VERSION whose key holds[0] is a holds[1] (then it is not `named` at all), or naming the key and the reason."""
+    data = read_json(path, error, limit=limit, what=what)
+    key, kind = holds
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get(key), kind):
+        raise error(f"{path} is not {named} of version {VERSION}")
+    try:
+        shape.check(data, "")
+    except Invalid as problem:
+        raise error(f"{path}: {problem}") from None
+    return data
