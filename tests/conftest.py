@@ -11,6 +11,17 @@ ROOT = Path(__file__).resolve().parent.parent
 H100 = "device H100-SXM\n"
 
 
+# What a CI runner or a user's shell may set that changes gpuspec's output: each test starts without them, and a
+# test about one of them sets it itself.
+OUTPUT_ENVIRONMENT = ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "COLUMNS")
+
+
+@pytest.fixture(autouse=True)
+def _plain_output_environment(monkeypatch):
+    for name in OUTPUT_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+
+
 def run(text: str):
     """The Report of a spec given as text (a device line is not added)."""
     return check_text(text, "t.gpu")
