@@ -64,23 +64,27 @@ def test_every_kind_is_rendered():
         assert telling in text, telling
 
 
+def _lines_matching(pattern: str) -> list[str]:
+    return [line for line in LINES if re.search(pattern, line)]
+
+
 def test_no_doubled_words():
-    doubled = [line for line in LINES if re.search(r"(?<![\w.])([A-Za-z]{2,}) \1\b", line)]
+    doubled = _lines_matching(r"(?<![\w.])([A-Za-z]{2,}) \1\b")
     assert not doubled, "\n".join(doubled)
 
 
 def test_one_of_a_thing_is_singular():
-    slips = [line for line in LINES if re.search(r"(?<![\d.,])1 (?!FLOPs\b)[a-z]+(?<!s)s\b", line)]
+    slips = _lines_matching(r"(?<![\d.,])1 (?!FLOPs\b)[a-z]+(?<!s)s\b")
     assert not slips, "\n".join(slips)
 
 
 def test_rates_of_counted_things_read_naturally():
-    odd = [line for line in LINES if re.search(r"\d [kMG]/s\b|\d [kMG]s\b", line)]
+    odd = _lines_matching(r"\d [kMG]/s\b|\d [kMG]s\b")
     assert not odd, "\n".join(odd)
 
 
 def test_no_code_details_in_user_text():
-    leaks = [line for line in LINES if re.search(r"docstring|\.py\b|self\.|\be\[|def |lambda", line)]
+    leaks = _lines_matching(r"docstring|\.py\b|self\.|\be\[|def |lambda")
     assert not leaks, "\n".join(leaks)
 
 
