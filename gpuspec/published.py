@@ -333,12 +333,12 @@ class _Builder:
 def _matmul_time(device, m: int, n: int, k: int, batch: int) -> float:
     """The model's time of a bf16 GEMM of that shape on `device` (its default tiles)."""
     from gpuspec import model
-    from gpuspec.kinds.matmul import Matmul
-    from gpuspec.kinds.matmul.resolve import DEFAULT_TILE
+    from gpuspec.kinds.matmul import Matmul, default_tile
     from gpuspec.tensors import Tensor
 
     lead = (batch,) if batch > 1 else ()
-    workload = Matmul(Tensor("a", "bf16", (*lead, m, k)), Tensor("b", "bf16", (*lead, k, n)), DEFAULT_TILE, device)
+    a, b = Tensor("a", "bf16", (*lead, m, k)), Tensor("b", "bf16", (*lead, k, n))
+    workload = Matmul(a, b, default_tile(m, n), device)
     return model.estimate(workload)["time"].number
 
 

@@ -72,3 +72,35 @@ def test_matmul_in_a_spec():
 def test_the_result_of_a_matmul_is_a_tensor_for_what_follows():
     spec = H100 + "a = bf16[64, 32]\nb = bf16[32, 16]\nc = a @ b\nd = c * 2 is 1,024 elements"
     assert only(spec).status == "pass"
+
+
+def test_a_skinny_matmul_runs_tiles_shrunk_to_its_rows():
+    # PyTorch's compiled matmuls shrink a tile's side to the next power of two of M (at least 16): 64 rows run
+    # 64x128 tiles. One tile is 2 x 64 x 128 x 8192 FLOPs at 989.4 / 132 TFLOP/s per SM = 17.9 µs.
+    spec = H100 + ("a = bf16[64, 8192]\nb = bf16[8192, 8192]\n"
+                   "c = a @ b is 64 tiles, c.tile_m = 64, c.t_math_tiles ≈ 17.9 µs ± 1%, memory-bound\n"
+                   "h = bf16[1, 4096]\nw = bf16[4096, 14336]\nh @ w is tile_m = 16, 112 tiles\n"
+                   "d = bf16[5, 4096]\nd @ w is tile_m = 16\n"
+                   "e = bf16[33, 4096]\ne @ w is tile_m = 64\n"
+                   "f = bf16[96, 24]\ng = bf16[24, 40]\nf @ g is tile_m = 128, tile_n = 64\n")
+    assert [v.status for v in verdicts(spec)] == ["pass"] * 10
+
+
+def test_shrunk_tiles_turn_a_wrong_compute_bound_verdict_memory_bound():
+    # A100 (108 SMs, 312 TFLOP/s, 2.039 TB/s): 64 x 8192 @ 8192 x 13952 is 109 tile columns, one more than the SMs,
+    # so two waves start. With 128-row tiles each wave is 2 x 128 x 128 x 8192 / (312e12 / 108) = 92.9 µs: 186 µs of
+    # math against 8192 x 13952 x 2 B + ... = 230 MB / 2.039 TB/s = 113 µs of memory, "compute-bound". The 64-row
+    # tiles the compiler runs halve each wave: 92.9 µs, memory-bound.
+    a = Tensor("a", "bf16", (64, 8192))
+    b = Tensor("b", "bf16", (8192, 13952))
+    a100 = devices.lookup("A100-80GB")
+    written = model.estimate(Matmul(a, b, (128, 128), a100))
+    assert written["t_math_tiles"].number == pytest.approx(2 * 2 * 128 * 128 * 8192 / (312e12 / 108))
+    assert written["bound"].number == "compute"
+    chosen = verdicts("device A100-80GB\na = bf16[64, 8192]\nb = bf16[8192, 13952]\n"
+                      "c = a @ b is memory-bound, tile_m = 64, t_math_tiles ≈ 92.9 µs ± 1%, t_mem ≈ 113 µs ± 1%\n")
+    assert [v.status for v in chosen] == ["pass"] * 4
+    # a tile the spec writes is kept as written
+    kept = verdicts("device A100-80GB\na = bf16[64, 8192]\nb = bf16[8192, 13952]\n"
+                    "a @ b with 128x128 tiles is compute-bound, tile_m = 128\n")
+    assert [v.status for v in kept] == ["pass", "pass"]

@@ -10,6 +10,20 @@ from gpuspec.kinds.kind import KERNEL_FIGURES, Kind, Observation, observed_field
 from gpuspec.record import ValueRecord, as_tuple, record
 from gpuspec.tensors import Tensor, broadcast
 
+DEFAULT_TILE = (128, 128)
+# PyTorch's compiled matmuls (inductor's autotuned Triton configs, torch/_inductor/kernel/mm_common.py,
+# `filtered_configs`) shrink a tile's rows and columns to the next power of two of M and N, never under 16: a
+# 64-row matmul runs 64-row tiles, not 128-row tiles that are half padding.
+SMALLEST_TILE_SIDE = 16
+
+
+def default_tile(m: int, n: int) -> tuple[int, int]:
+    """The tile a matmul of M rows and N columns runs when the spec names none."""
+    def side(full: int, size: int) -> int:
+        return max(min(full, 1 << max(size - 1, 0).bit_length()), SMALLEST_TILE_SIDE)
+
+    return side(DEFAULT_TILE[0], m), side(DEFAULT_TILE[1], n)
+
 
 @record
 class Matmul(ValueRecord):
@@ -21,6 +35,7 @@ class Matmul(ValueRecord):
     device: Device = None  # type: ignore[assignment]
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
+    tile_written: bool = field(eq=False, default=True)  # False: the default tile, shrunk to a skinny shape
 
     kind = "matmul"
 

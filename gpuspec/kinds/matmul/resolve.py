@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 from gpuspec import nodes
-from gpuspec.kinds.matmul import Matmul
+from gpuspec.kinds.matmul import Matmul, default_tile
 from gpuspec.resolve.scope import Scope, invalid, require_device
 from gpuspec.resolve.tensor_expressions import tensor_expression
 from gpuspec.tensors import Tensor, broadcast
-
-DEFAULT_TILE = (128, 128)
 
 
 def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], statement: str) -> Matmul:
@@ -30,7 +28,7 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         broadcast(a.shape[:-2], b.shape[:-2])
     except ValueError as error:
         raise invalid("shape-mismatch", str(error), subject.expr.span) from None
-    tile = written.tile or DEFAULT_TILE
+    tile = written.tile or default_tile(a.shape[-2], b.shape[-1])
     if min(tile) < 1:
         raise invalid("bad-tile", "a tile has at least one row and one column", written.span)
-    return Matmul(a, b, tile, device, text=statement)
+    return Matmul(a, b, tile, device, text=statement, tile_written=written.tile is not None)

@@ -5,8 +5,10 @@ Rules:
   C written once (the ideal a good kernel approaches; re-reads from L2 are not counted).
 - bf16, fp16 and fp8 run at the dense tensor-core rate of their dtype; tf32 at the tf32 rate; fp32 at the plain
   fp32 rate (PyTorch does not use TF32 for float32 matmuls unless told to); fp64 at the fp64 tensor rate.
-- C is computed in tiles, one tile per SM at a time: tiles = ⌈M / tile rows⌉ · ⌈N / tile columns⌉ · batch, and
-  they run in ⌈tiles / SMs⌉ waves. A partial last wave and partial edge tiles take as long as full ones, so
+- C is computed in tiles, one tile per SM at a time (128x128 unless the spec names a tile; a skinny shape's tile
+  shrinks to the next power of two of M or N, at least 16, as PyTorch's compiled matmuls choose):
+  tiles = ⌈M / tile rows⌉ · ⌈N / tile columns⌉ · batch, and they run in ⌈tiles / SMs⌉ waves. A partial last
+  wave and partial edge tiles take as long as full ones, so
   t_math_tiles = waves started × the time of one full tile on one SM.
 - time = the largest of t_mem, t_math_tiles and the kernel floor.
 - On a device whose profile measured it (a published or calibrated profile; no datasheet has it), a GEMM timed
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
+from gpuspec.kinds.matmul import DEFAULT_TILE
 from gpuspec.model import roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.values import (
@@ -82,12 +85,21 @@ def peak_flop_rate(e: Estimate) -> Value:
     return renamed("peak_flop_rate", e.fact(roofline.TENSOR_PEAK.get(e.workload.a.dtype, "tensor_bf16")))
 
 
+def _tile_note(e: Estimate, side: int, dimension: str) -> str | None:
+    if e.workload.tile_written:
+        return None
+    if e.workload.tile[side] == DEFAULT_TILE[side]:
+        return "the default tile"
+    return (f"the default {DEFAULT_TILE[side]} shrunk to the next power of two of {dimension}, at least 16, as "
+            "PyTorch's compiled matmuls pick for a skinny shape")
+
+
 def tile_m(e: Estimate) -> Value:
-    return given("tile_m", e.workload.tile[0], COUNT)
+    return given("tile_m", e.workload.tile[0], COUNT, note=_tile_note(e, 0, "m"))
 
 
 def tile_n(e: Estimate) -> Value:
-    return given("tile_n", e.workload.tile[1], COUNT)
+    return given("tile_n", e.workload.tile[1], COUNT, note=_tile_note(e, 1, "n"))
 
 
 def tiles(e: Estimate) -> Value:
