@@ -66,6 +66,9 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "nvlink_bandwidth_nvls": (BANDWIDTH, "NVLink bandwidth NCCL's NVLS reaches (measured, in profiles)"),
     "model_op_cost": (TIME, "host time per kernel of an LLM's model code run eagerly (measured, in profiles)"),
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
+    "kernel_gap": (TIME, "GPU time a kernel run back to back with others costs beyond its work (in profiles)"),
+    "lone_kernel_latency": (TIME, "time of a tiny kernel timed alone after an L2 flush, between CUDA events "
+                                  "(in profiles)"),
     "graph_launch_cost": (TIME, "host time to launch one CUDA graph"),
     "graph_node_cost": (TIME, "GPU time added per kernel node in a CUDA graph"),
     "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),

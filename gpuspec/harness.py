@@ -21,6 +21,9 @@ from gpuspec.program import Program
 from gpuspec.resources import data_dir
 
 _STAGES: dict[str, object] = {}
+# Workload fields added after results files were first saved, and their defaults: a workload at its default keeps
+# the key it had before the field existed.
+_LATER_OPTIONS = {"launched_from": "pytorch", "timing": "alone"}
 
 
 def workload_key(statement: str, workload) -> str:
@@ -49,10 +52,11 @@ def _structure(value) -> str:
         return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
         # An observed figure changes what a workload implies, not what a harness measures. A stream launched from
-        # PyTorch (the default, and what a harness does) keeps the key it had before streams could say who launches.
+        # PyTorch and a kernel timed alone (the defaults, and what a harness does) keep the keys they had before
+        # workloads could say who launches and how a figure was timed.
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
-                  if a.eq and a.name != "observed" and not (a.name == "launched_from"
-                                                            and getattr(value, a.name) == "pytorch"))
+                  if a.eq and a.name != "observed" and not (a.name in _LATER_OPTIONS
+                                                            and getattr(value, a.name) == _LATER_OPTIONS[a.name]))
         return f"{type(value).__name__}({','.join(fields)})"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_structure(v) for v in value) + ")"

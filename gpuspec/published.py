@@ -15,8 +15,12 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
 - decode_bandwidth: the median of the own batch-1 compiled decode steps' weight bytes / step time (what a decode's
   weight-streaming kernels reach, well under a copy's bandwidth); else a sibling's or the nearest's share of HBM.
   decode_bandwidth_int8, _fp8: the same for weight-only quantized weights (their kernels dequantize as they read).
-- kernel_floor: the GPU-side cost of a small kernel run back to back with others (`kernel_gap`).
+- kernel_gap: the GPU-side cost of a small kernel run back to back with others (in a CUDA graph, so that no host
+  launch paces it); kernel_floor takes the same figure, for the rules that take a floor (a GEMM, a decode step).
   graph_node_cost: what a graph node adds beyond that: 0, since the back-to-back gap was measured inside a graph.
+- lone_kernel_latency: the time of a tiny kernel timed alone after an L2 flush, between CUDA events, the host's
+  launch kept out (nvbench's cold time, do_bench's, gpuspec's harness's): a call timed alone pays it once, in place
+  of its first kernel's gap.
 - model_op_cost: the host time per kernel of an LLM's model code run eagerly (host-bound eager decode runs).
 - launch_cost: the host cost of one eager PyTorch op; cpp_launch_cost: of one launch from a C++ loop (the
   device's own measurements first, then those standing for it).
@@ -203,12 +207,18 @@ class _Builder:
             out["gemm_fixed_cost"] = fixed
         gap = self.nearest_value("kernel_gap")
         if gap:
-            out["kernel_floor"] = gap
+            out["kernel_gap"] = gap
+            value, how = gap
+            out["kernel_floor"] = value, {**how, "how": how["how"] + "; the same figure as kernel_gap, for the rules "
+                                          "that take a floor instead of adding a gap (a GEMM, a decode step)"}
             out["graph_node_cost"] = RESOLUTION, {"value": "1 ns", "how": "the back-to-back cost (kernel_floor) "
                                                   "was measured as the time per node of a CUDA graph: a node adds "
                                                   "nothing the benchmark resolves (written as 1 ns: a profile's "
                                                   "times are positive)",
                                            "measurements": [], "origins": gap[1]["origins"]}
+        lone = self.nearest_value("lone_kernel_latency")
+        if lone:
+            out["lone_kernel_latency"] = lone
         op = self.nearest_value("model_op_cost")
         if op:
             out["model_op_cost"] = op

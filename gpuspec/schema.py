@@ -430,6 +430,8 @@ FACTS = {
     "decode_bandwidth_int8": Real(1.0, 1e16, "bytes per second"),
     "decode_bandwidth_fp8": Real(1.0, 1e16, "bytes per second"),
     "cpp_launch_cost": _TIME,
+    "kernel_gap": _TIME,
+    "lone_kernel_latency": _TIME,
     "model_op_cost": _TIME,
     "exp_rate": Real(1.0, 1e19, "exponentials per second"),
 }

@@ -335,10 +335,11 @@ def test_a_profile_in_the_ini_file_is_read_relative_to_the_ini_file(pytester):
     result = pytester.runpytest("--rootdir", str(pytester.path), str(pytester.path / "a.gpu"))
     result.assert_outcomes(passed=1)
     pytester.makeini("[pytest]\n")
-    # no profile of one's own: the H100-SXM's published profile is the calibrated source, and its 22 µs fails it
+    # no profile of one's own: the H100-SXM's published profile is the calibrated source, and its 26.5 µs fails it
+    # (timed alone: 4.28 µs of lone-kernel latency + 67.1 MB at 3.015 TB/s)
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*time = 22.26 µs, not ≈ 67 µs (± 10%: 60.3–73.7 µs)  ?calibrated?"])
+    result.stdout.fnmatch_lines(["*time = 26.54 µs, not ≈ 67 µs (± 10%: 60.3–73.7 µs)  ?calibrated?"])
 
 
 def test_saved_results_are_the_measured_source(pytester):

@@ -30,6 +30,18 @@ def observed_field():
     return field(default=None, kw_only=True)
 
 
+# How a figure about kernels was timed (`set timing = ...`), and what each word means. `alone` is how gpuspec's
+# harness times (templates/timer.py.jinja), as triton.testing.do_bench and nvbench do: one call between two CUDA
+# events, the L2 flushed and the host's launch kept out. A loop's wall time, host launches included, is a stream:
+# `N launches of W`.
+TIMINGS = {
+    "alone": "one call timed on its own after an L2 flush, between CUDA events (gpuspec's harness, do_bench, "
+             "nvbench; the default)",
+    "back_to_back": "the GPU time of each call in a long run of calls back to back (a loop or a CUDA graph timed "
+                    "on the GPU and divided by its count, or a profiler's kernel durations)",
+}
+
+
 class Kind:
     """A kind of workload, as every stage needs to know it (a plain class: the registry builds eight at start-up).
 

@@ -80,6 +80,7 @@ class Scope:
         self.shared_memory_per_block: float | None = None
         self.sample_window: float | None = None
         self.launched_from = "pytorch"  # who launches a stream's kernels (`set launched_from = cpp`)
+        self.timing = "alone"  # how figures about kernels were timed (`set timing = back_to_back`)
         self.nccl_algorithm = "auto"  # NCCL's algorithm for collectives (`set nccl_algorithm = ring`)
         self.models: dict[str, object] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}

@@ -1,10 +1,12 @@
 """`set ...`: the file's settings (tolerance, sources, mode, threads, per-block resources, sample window), each
-checked, in force for the statements after it; `launched_from` says who launches a stream's kernels."""
+checked, in force for the statements after it; `launched_from` says who launches a stream's kernels, `timing` how
+a figure about kernels was timed."""
 from __future__ import annotations
 
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.collective import ALGORITHMS
+from gpuspec.kinds.kind import TIMINGS
 from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.program import SOURCES
 from gpuspec.resolve.checked import in_range, same_dimension, whole_number
@@ -12,9 +14,12 @@ from gpuspec.resolve.quantities import tolerance, unit
 from gpuspec.resolve.scope import Scope, invalid
 
 _SETTING_HELP = {"launched_from": "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel",
-                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch"}
+                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch",
+                 "timing": "; ".join(f"{word}: {meaning}" for word, meaning in TIMINGS.items())}
+# The settings that take one word, and the words each takes.
+_WORDS = {"launched_from": tuple(LAUNCHERS), "nccl_algorithm": ALGORITHMS, "timing": tuple(TIMINGS)}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window", "launched_from", "nccl_algorithm")
+            "sample_window", "launched_from", "nccl_algorithm", "timing")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:
@@ -22,8 +27,8 @@ def setting(written: nodes.Setting, scope: Scope) -> None:
     if name not in SETTINGS:
         raise invalid("unknown-setting", f"unknown setting `{name}`", span,
                       did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
-    if name in ("launched_from", "nccl_algorithm"):
-        allowed = tuple(LAUNCHERS) if name == "launched_from" else ALGORITHMS
+    if name in _WORDS:
+        allowed = _WORDS[name]
         words = written.words or ()
         if len(words) != 1 or words[0] not in allowed:
             shown = f"`{' '.join(words)}`" if words else "a number"

@@ -23,6 +23,7 @@ class Elementwise(ValueRecord):
     shared_memory_per_block: float | None = None  # bytes
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
+    timing: str = "alone"  # how a figure about it was timed (`set timing = ...`, kinds.kind.TIMINGS)
 
     kind = "elementwise"
 

@@ -28,4 +28,4 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
     within_limit(device, "shared_memory_per_block", scope.shared_memory_per_block,
                  "shared memory per block", subject.span)
     return Elementwise(tree, mode, threads, device, scope.registers_per_thread, scope.shared_memory_per_block,
-                       text=statement)
+                       text=statement, timing=scope.timing)

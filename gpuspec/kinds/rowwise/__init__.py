@@ -24,6 +24,7 @@ class Rowwise(ValueRecord):
     device: Device
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
+    timing: str = "alone"  # how a figure about it was timed (`set timing = ...`, kinds.kind.TIMINGS)
 
     kind = "rowwise"
 

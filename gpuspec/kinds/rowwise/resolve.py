@@ -19,4 +19,4 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
     if x.dtype not in FLOAT_DTYPES:
         raise invalid("dtype-mismatch", f"`{call.function}` takes a floating-point tensor, not {x.dtype}",
                       call.args[0].span)
-    return Rowwise(call.function, x, mode, device, text=statement)
+    return Rowwise(call.function, x, mode, device, text=statement, timing=scope.timing)

@@ -4,6 +4,8 @@ Rules:
 - Stream launches cost the host `launch_cost` each (the catalog's, or the spec's): an eager PyTorch op; a loop of
   cudaLaunchKernel in C++ (`set launched_from = cpp`) costs `cpp_launch_cost` each; a CUDA graph costs one
   `graph_launch_cost`, and each kernel in it `graph_node_cost` more GPU time.
+- The GPU runs each repeat's kernels back to back (their kind's rules with `timing = back_to_back`): on a profile
+  with `kernel_gap`, each takes that gap beyond its work; a lone call's latency is not paid again per repeat.
 - The bound is overhead when the host takes longer to launch than the GPU takes to run (the GPU waits on
   the host); otherwise it is the kernel's own bound.
 - `utilization` is what a sampling monitor such as nvidia-smi reports: the share of sample windows in which
@@ -12,6 +14,8 @@ Rules:
 from __future__ import annotations
 
 import importlib
+
+import attrs
 
 from gpuspec import units
 from gpuspec.kinds.stream import LAUNCHERS
@@ -23,8 +27,12 @@ COUNT, TIME = units.COUNT, units.TIME
 
 
 def _inner(e: Estimate) -> Estimate:
-    """The repeated workload's own estimate, shared with its claims."""
-    return e.estimate_of(e.workload.kernel)
+    """The repeated workload's own estimate, shared with its claims; timed back to back, as a stream runs it (a
+    figure about the workload alone may have been timed alone: the stream's kernels are not)."""
+    kernel = e.workload.kernel
+    if getattr(kernel, "timing", "back_to_back") != "back_to_back":
+        kernel = attrs.evolve(kernel, timing="back_to_back")
+    return e.estimate_of(kernel)
 
 
 def repeat_kernel_times(inner: Estimate) -> list[float]:
