@@ -175,6 +175,17 @@ def test_github_failure_command():
     assert lines[-1] == "1 passed, 1 failed"
 
 
+def test_github_failure_shows_the_ideal_value_beside_a_real_device():
+    # 67.1 MB at the datasheet's 3.35 TB/s is 20.03 µs; the published profile's achievable bandwidth gives more
+    report = check_text("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 is ≈ 30 µs\nx * 2 in practice ≈ 30 µs\n",
+                        "specs/a.gpu")
+    errors = [line for line in github.render(report).splitlines() if line.startswith("::error ")]
+    assert len(errors) == 2
+    for line in errors:
+        assert "%0Aideal 20.03 µs; a real H100-SXM: ≈ 22." in line
+        assert "(published profile of H100-SXM)" in line
+
+
 def test_github_errors_notices_and_summary():
     lines = github.render(combined()).splitlines()
     notices = [line for line in lines if line.startswith("::notice ")]
