@@ -6,7 +6,7 @@ import attrs
 
 from gpuspec.api import check_text
 from gpuspec.diagnostics import Diagnostic
-from gpuspec.report import Report, github, junit, markdown
+from gpuspec.report import Report, github, junit, markdown, text
 from gpuspec.text import Span
 
 FAILING = "device H100-SXM\nx*2 on 4096² bf16 is memory-bound, 70 waves\n"
@@ -173,6 +173,20 @@ def test_github_failure_command():
     assert errors[0].startswith("::error file=specs/a.gpu,line=2,col=36,endColumn=44,title=gpuspec model::")
     assert "%0Aclaim: 70 waves%0A" in errors[0]  # the derivation follows on escaped lines
     assert lines[-1] == "1 passed, 1 failed"
+
+
+def test_github_failure_shows_the_ideal_value_beside_a_real_device():
+    # the model's failure and the calibrated one each carry the line the text report shows: the datasheet's 20.03 µs
+    # beside what the published profile gives, and the profile's name
+    report = check_text("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 is ≈ 30 µs\nx * 2 in practice ≈ 30 µs\n",
+                        "specs/a.gpu")
+    errors = [line for line in github.render(report).splitlines() if line.startswith("::error ")]
+    shown = [line.strip() for line in text.render(report).splitlines() if line.strip().startswith("ideal ")]
+    assert len(errors) == 2 and len(shown) == 2
+    for line, realistic in zip(errors, shown):
+        assert realistic.startswith("ideal 20.03 µs; a real H100-SXM: ≈ ")
+        assert realistic.endswith("(published profile of H100-SXM)")
+        assert "%0A" + github.escape_data(realistic) + "%0A" in line
 
 
 def test_github_errors_notices_and_summary():

@@ -13,7 +13,7 @@ from gpuspec.diagnostics import Diagnostic
 from gpuspec.files import WriteError, append
 from gpuspec.report import Report
 from gpuspec.report.safe import shown, shown_line
-from gpuspec.report.text import deciding, sources_line
+from gpuspec.report.text import deciding, realistic_line, sources_line
 from gpuspec.text import Span
 from gpuspec.verdicts import Verdict
 
@@ -51,6 +51,8 @@ def _failure(verdict: Verdict, siblings: list[Verdict]) -> str:
     lines = [verdict.message, f"claim: {verdict.claim.text}"]
     if len(siblings) > 1:
         lines.append(f"sources: {sources_line(siblings)}")
+    if verdict.realistic is not None or verdict.ideal is not None:  # the speed of light beside a real device
+        lines.append(realistic_line(verdict))
     if verdict.actual is not None:  # the lines that decide it; the job summary has the whole report
         lines.extend(line.strip() for line in deciding(verdict.actual))
     return command("error", verdict.claim.span, f"gpuspec {verdict.source}", "\n".join(lines))
