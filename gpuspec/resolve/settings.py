@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
-from gpuspec.kinds.collective import ALGORITHMS
+from gpuspec.kinds.collective import ALGORITHMS, LAUNCHES
 from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.program import SOURCES
 from gpuspec.resolve.checked import in_range, same_dimension, whole_number
@@ -12,9 +12,11 @@ from gpuspec.resolve.quantities import tolerance, unit
 from gpuspec.resolve.scope import Scope, invalid
 
 _SETTING_HELP = {"launched_from": "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel",
-                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch"}
+                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch",
+                 "nccl_launch": "eager: each call launched as it comes (the default); graph: replayed from a CUDA graph"}
+_WORDS = {"launched_from": tuple(LAUNCHERS), "nccl_algorithm": ALGORITHMS, "nccl_launch": LAUNCHES}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window", "launched_from", "nccl_algorithm")
+            "sample_window", "launched_from", "nccl_algorithm", "nccl_launch")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:
@@ -22,8 +24,8 @@ def setting(written: nodes.Setting, scope: Scope) -> None:
     if name not in SETTINGS:
         raise invalid("unknown-setting", f"unknown setting `{name}`", span,
                       did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
-    if name in ("launched_from", "nccl_algorithm"):
-        allowed = tuple(LAUNCHERS) if name == "launched_from" else ALGORITHMS
+    if name in _WORDS:
+        allowed = _WORDS[name]
         words = written.words or ()
         if len(words) != 1 or words[0] not in allowed:
             shown = f"`{' '.join(words)}`" if words else "a number"
