@@ -10,7 +10,7 @@ from conftest import only, run
 
 from gpuspec import devices, model, published
 from gpuspec.devices import Fact
-from gpuspec.kinds.collective import Collective
+from gpuspec.kinds.collective import Collective, rules
 
 ROOT = Path(__file__).resolve().parent.parent
 K, M, G = 2**10, 2**20, 2**30
@@ -179,3 +179,12 @@ def test_every_collective_figure_fits_the_entries_of_its_origin_and_device():
             seen += 1
     assert seen >= 40
 
+
+
+def test_another_kind_takes_a_small_all_reduce_from_the_same_rule():
+    # what a decode step's tensor-parallel all-reduces use: 2 GPUs in a CUDA graph take 2 ring steps, 15 − 12 × 0.6
+    e = _time("all_reduce", 16 * K)
+    assert rules.fixed_cost(e, "all_reduce", 2, graph=True).number == pytest.approx(7.8e-6)
+    assert rules.fixed_cost(e, "all_reduce", 8, graph=False).number == pytest.approx(40e-6)
+    catalog = _time("all_reduce", 16 * K, device=devices.lookup("H100-SXM"))
+    assert rules.fixed_cost(catalog, "all_reduce", 2, graph=True).number == pytest.approx(8e-6)  # the catalog's

@@ -97,16 +97,24 @@ def _ring_steps(op: str, n: int) -> int:
 def latency(e: Estimate) -> Value:
     """The fixed cost of one collective: the caller's measured latency, moved to this collective's ring steps."""
     w = e.workload
-    graph = w.launch == "graph" and e.device.fact("collective_graph_latency") is not None
+    return fixed_cost(e, w.op, w.gpus, w.launch == "graph", w.link)
+
+
+def fixed_cost(e: Estimate, op: str, gpus: int, graph: bool, link: str = "nvlink") -> Value:
+    """The latency of one small `op` across `gpus` GPUs, called eagerly or replayed from a CUDA graph: also what
+    another kind's rules use (a decode step's tensor-parallel all-reduces). The catalog's collective_latency where
+    the device has no profile's collective facts; else the profile's figure for the caller (both measured on an
+    all-reduce across 8 GPUs), moved by NCCL's 0.6 µs per ring step over NVLink."""
+    graph = graph and e.device.fact("collective_graph_latency") is not None
     measured = e.fact("collective_graph_latency" if graph else "collective_latency")
-    steps = _ring_steps(w.op, w.gpus)
-    if not _real(e) or w.link != "nvlink" or steps == MEASURED_STEPS:
+    steps = _ring_steps(op, gpus)
+    if not _real(e) or link != "nvlink" or steps == MEASURED_STEPS:
         return renamed("latency", measured)
     moved = product("ring steps", given(f"{steps} − {MEASURED_STEPS} steps", steps - MEASURED_STEPS, COUNT),
                     given("per step", RING_STEP, TIME, note="NCCL's tuning model, LL over NVLink"))
     return total("latency", measured, moved,
-                 note=f"measured on an all-reduce across 8 GPUs ({MEASURED_STEPS} ring steps); {w.op} across "
-                      f"{w.gpus} GPUs takes {steps}")
+                 note=f"measured on an all-reduce across 8 GPUs ({MEASURED_STEPS} ring steps); {op} across "
+                      f"{gpus} GPUs takes {steps}")
 
 
 def time(e: Estimate) -> Value:
