@@ -110,19 +110,22 @@ def fixed_cost(e: Estimate, op: str, gpus: int, graph: bool, link: str = "nvlink
     steps = _ring_steps(op, gpus)
     if not _real(e) or link != "nvlink" or steps == MEASURED_STEPS:
         return renamed("latency", measured)
-    moved = product("ring steps", given(f"{steps} − {MEASURED_STEPS} steps", steps - MEASURED_STEPS, COUNT),
+    fewer = steps < MEASURED_STEPS
+    moved = product("fewer ring steps" if fewer else "more ring steps",
+                    given("steps", abs(steps - MEASURED_STEPS), COUNT),
                     given("per step", RING_STEP, TIME, note="NCCL's tuning model, LL over NVLink"))
-    return total("latency", measured, moved,
-                 note=f"measured on an all-reduce across 8 GPUs ({MEASURED_STEPS} ring steps); {op} across "
-                      f"{gpus} GPUs takes {steps}")
+    number = measured.number + (-moved.number if fewer else moved.number)
+    return Value("latency", number, TIME, "{0} − {1}" if fewer else "{0} + {1}", (measured, moved),
+                 note=f"measured on an all-reduce across 8 GPUs, {MEASURED_STEPS} ring steps; {op} across {gpus} GPUs "
+                      f"takes {steps}")
 
 
 def time(e: Estimate) -> Value:
     if not _real(e):
         return total("time", e["latency"], e["transfer_time"])
     low = total("LL protocol", e["latency"],
-                quotient("its bytes", e["transfer_time"], given("LL's data share", LL_DATA_SHARE, COUNT),
-                         note="each 16-byte line carries 8 bytes of data"))
+                product("its bytes", e["transfer_time"], given("LL's lines", 1 / LL_DATA_SHARE, COUNT),
+                        note="twice the time: each 16-byte line carries 8 bytes of data and two flags"))
     bulk = total("Simple protocol", e["latency"], e.fact("collective_simple_cost"), e["transfer_time"])
     return smallest("time", low, bulk, note="NCCL runs a call with the faster of its protocols")
 
