@@ -63,7 +63,8 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "launch_cost": (TIME, "host time to launch one kernel from eager PyTorch"),
     "cpp_launch_cost": (TIME, "host time to launch one kernel from a C++ loop of cudaLaunchKernel"),
     "nvlink_bandwidth_ring": (BANDWIDTH, "NVLink bandwidth NCCL's ring reaches (measured, in profiles)"),
-    "nvlink_bandwidth_nvls": (BANDWIDTH, "NVLink bandwidth NCCL's NVLS reaches (measured, in profiles)"),
+    "nvls_bandwidth": (BANDWIDTH, "algorithm bandwidth of an NVLink SHARP all-reduce, any GPU count above 4 "
+                       "(measured, in profiles)"),
     "model_op_cost": (TIME, "host time per kernel of an LLM's model code run eagerly (measured, in profiles)"),
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
     "kernel_gap": (TIME, "GPU time a kernel run back to back with others costs beyond its work (in profiles)"),
@@ -73,6 +74,9 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "graph_node_cost": (TIME, "GPU time added per kernel node in a CUDA graph"),
     "utilization_window": (TIME, "the sample period of nvidia-smi's GPU utilization"),
     "collective_latency": (TIME, "the fixed cost of one collective between GPUs, whatever its size"),
+    "collective_graph_latency": (TIME, "the same for a collective replayed from a CUDA graph (in profiles)"),
+    "collective_simple_cost": (TIME, "what NCCL's full-bandwidth protocol adds to a large collective's latency "
+                               "(measured, in profiles)"),
     "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
     "exp_rate": (FLOP_RATE, "exponentials per second of the special-function units (in profiles)"),
     "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),

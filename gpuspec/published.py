@@ -24,11 +24,16 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
 - model_op_cost: the host time per kernel of an LLM's model code run eagerly (host-bound eager decode runs).
 - launch_cost: the host cost of one eager PyTorch op; cpp_launch_cost: of one launch from a C++ loop (the
   device's own measurements first, then those standing for it).
-- nvlink_bandwidth / pcie_bandwidth: the link's line rate times the median bus efficiency (busbw / line rate) of
-  the large collectives measured over it, so that the model's ring time is NCCL's.
+- nvlink_bandwidth (and nvlink_bandwidth_ring, the same): the NVLink line rate times the median bus efficiency
+  (busbw / line rate) of the large ring collectives measured over it, so that the model's ring time is NCCL's.
+- nvls_bandwidth: the median algorithm bandwidth (busbw / (2(n−1)/n)) of the device's own NVLink SHARP all-reduces
+  (no sibling's: a part without an NVSwitch has none).
+- collective_latency: the time of the smallest all-reduce across 8 GPUs called eagerly (nccl-tests, torch.distributed),
+  which its bytes barely move; collective_graph_latency: the same replayed from a CUDA graph, else NCCL's tuning
+  model's estimate for the LL ring (6.6 µs + 14 steps × 0.6 µs).
+- collective_simple_cost: what a large collective takes beyond the small-message latency and its bytes at the bus
+  bandwidth (the fixed cost of NCCL's Simple protocol), measured from size sweeps.
 - exp_rate: no measurement exists; the programming guide's 16 exponentials per clock per SM at the boost clock.
-  nvlink_bandwidth_ring and _nvls: the same over the runs of one NCCL algorithm (`set nccl_algorithm = ...`).
-- collective_latency: the time of the smallest all-reduce measured (32 KiB), which its bandwidth term barely moves.
 Where neither the device nor a sibling has an entry, the nearest sibling in `NEAREST` stands in, as a share of its
 datasheet figure, and the derivation says so; where that has nothing either, the fact is left to the catalog.
 
@@ -71,6 +76,9 @@ OTHER_PEAKS = {
 # sm_90 (XLA's table) is every Hopper SXM part: its peaks are H100-SXM's.
 ALSO = {"sm_90": "H100-SXM"}
 
+# NCCL's tuning model (NVIDIA/nccl src/graph/tuning.cc at v2.18.5-1, 559b70f8): a ring all-reduce with the LL protocol
+# over NVLink costs baseLat 6.6 µs + hwLat 0.6 µs per step, 2(n − 1) = 14 steps across 8 GPUs.
+NCCL_RING_LL_LATENCY = 6.6e-6 + 14 * 0.6e-6
 EXP_PER_CLOCK_PER_SM = 16  # CUDA C++ Programming Guide, throughput of exp2f (MUFU) per SM and clock
 DECODE_FACTS = ("decode_bandwidth", "decode_bandwidth_int8", "decode_bandwidth_fp8")
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
@@ -228,18 +236,46 @@ class _Builder:
         eager = self.nearest_value("launch_cost")
         if eager:
             out["launch_cost"] = eager
-        latency = self.nearest_value("collective_latency")
-        if latency:
-            out["collective_latency"] = latency
-        for link in ("nvlink", "pcie"):
-            found = self.link(link)
-            if found:
-                out[f"{link}_bandwidth"] = found
-        for algorithm in ("ring", "nvls"):
-            found = self.link("nvlink", algorithm)
-            if found:
-                out[f"nvlink_bandwidth_{algorithm}"] = found
+        out.update(self.collectives())
         return out
+
+    def collectives(self) -> dict:
+        out = {}
+        eager = self.nearest_value("collective_latency", lambda m: m.get("launch", "eager") == "eager")
+        if eager:
+            out["collective_latency"] = eager
+        graph = self.nearest_value("collective_latency", lambda m: m.get("launch") == "graph")
+        if graph:
+            out["collective_graph_latency"] = graph
+        elif eager:
+            out["collective_graph_latency"] = NCCL_RING_LL_LATENCY, {
+                "value": _show(NCCL_RING_LL_LATENCY, "collective_latency"), "measurements": [], "origins": [],
+                "how": "no collective timed inside a CUDA graph on this device or its nearest: NCCL's own tuning "
+                       "model's latency for an all-reduce across 8 GPUs with the LL ring over NVLink "
+                       "(src/graph/tuning.cc at v2.18.5-1: baseLat 6.6 µs + 14 steps × hwLat 0.6 µs = 15.0 µs)"}
+        cost = self.nearest_value("collective_simple_cost")
+        if cost:
+            out["collective_simple_cost"] = cost
+        found = self.link("nvlink", "ring")
+        if found:
+            out["nvlink_bandwidth"] = found[0], {**found[1], "how": found[1]["how"].replace(" of ring runs", "")}
+            out["nvlink_bandwidth_ring"] = found
+        sharp = self.nvls_bandwidth()
+        if sharp:
+            out["nvls_bandwidth"] = sharp
+        return out
+
+    def nvls_bandwidth(self):
+        """The median algorithm bandwidth of the device's own NVLink SHARP all-reduces (busbw / (2(n−1)/n))."""
+        chosen = [m for m in self.pool if m.fact == "collective_bus_efficiency" and m.get("algorithm") == "nvls"
+                  and (m.device == self.name or self.name in m.stands_for) and int(m.get("gpus", 0)) > 4]
+        if not chosen:
+            return None
+        rates = [m.value / (2 * (m.get("gpus") - 1) / m.get("gpus")) for m in chosen]
+        value = statistics.median(rates)
+        return value, self._derived("nvls_bandwidth", value, chosen, "the median algorithm bandwidth of the NVLink "
+                                    "SHARP all-reduces measured on it (busbw / (2(n − 1)/n)): "
+                                    + ", ".join(f"{r / 1e9:.1f}" for r in sorted(rates)) + " GB/s")
 
     def exp_rate(self):
         """No published measurement: the programming guide's 16 exponentials per clock per SM (compute capability
@@ -258,11 +294,11 @@ class _Builder:
         found = self.share(fact)
         return found[0] if found else self.peak(fact)
 
-    def nearest_value(self, fact: str):
+    def nearest_value(self, fact: str, keep=lambda m: True):
         """A per-kernel or per-call cost: the device's own median, else one standing for it, else the nearest's."""
         for who, why in self.chain():
-            chosen = ([m for m in self.pool if m.fact == fact and m.device == who]
-                      or [m for m in self.pool if m.fact == fact and who in m.stands_for])  # its own first
+            chosen = ([m for m in self.pool if m.fact == fact and keep(m) and m.device == who]
+                      or [m for m in self.pool if m.fact == fact and keep(m) and who in m.stands_for])  # its own first
             if chosen:
                 value = statistics.median(m.value for m in chosen)
                 where = (f"the median of {len(chosen)} measurement(s) on {self.name} or standing for it" if why is None

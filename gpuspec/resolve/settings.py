@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
-from gpuspec.kinds.collective import ALGORITHMS
+from gpuspec.kinds.collective import ALGORITHMS, LAUNCHES
 from gpuspec.kinds.kind import TIMINGS
 from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.program import SOURCES
@@ -15,11 +15,13 @@ from gpuspec.resolve.scope import Scope, invalid
 
 _SETTING_HELP = {"launched_from": "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel",
                  "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch",
+                 "nccl_launch": "eager: each call launched as it comes (the default); graph: replayed from a CUDA graph",
                  "timing": "; ".join(f"{word}: {meaning}" for word, meaning in TIMINGS.items())}
 # The settings that take one word, and the words each takes.
-_WORDS = {"launched_from": tuple(LAUNCHERS), "nccl_algorithm": ALGORITHMS, "timing": tuple(TIMINGS)}
+_WORDS = {"launched_from": tuple(LAUNCHERS), "nccl_algorithm": ALGORITHMS, "nccl_launch": LAUNCHES,
+          "timing": tuple(TIMINGS)}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window", "launched_from", "nccl_algorithm", "timing")
+            "sample_window", "launched_from", "nccl_algorithm", "nccl_launch", "timing")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:

@@ -11,8 +11,11 @@ from gpuspec.record import ValueRecord, record
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast_to_all")
 # NCCL's algorithm (`set nccl_algorithm = ring`): "auto" is whichever NCCL picks. Over NVLink a profile may give
-# each its own bus efficiency (nvlink_bandwidth_ring, nvlink_bandwidth_nvls).
+# each its own measured bandwidth (nvlink_bandwidth_ring, nvls_bandwidth).
 ALGORITHMS = ("auto", "ring", "nvls")
+# How the collective was called (`set nccl_launch = graph`): "eager", each call launched by the host as it comes
+# (nccl-tests, torch.distributed); "graph", replayed from a CUDA graph, where no host work is left in its time.
+LAUNCHES = ("eager", "graph")
 
 
 @record
@@ -27,6 +30,7 @@ class Collective(ValueRecord):
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
     algorithm: str = "auto"  # NCCL's algorithm, as `set nccl_algorithm = ...` says
+    launch: str = "eager"  # how it was called, as `set nccl_launch = ...` says
 
     kind = "collective"
 

@@ -40,4 +40,5 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
     value = constant(size, call.args[0].span)
     if value <= 0:
         raise invalid("bad-size", "the buffer must be larger than zero", call.args[0].span)
-    return Collective(call.function, value, gpus, link, device, text=statement, algorithm=scope.nccl_algorithm)
+    return Collective(call.function, value, gpus, link, device, text=statement, algorithm=scope.nccl_algorithm,
+                      launch=scope.nccl_launch)
