@@ -49,10 +49,12 @@ def _structure(value) -> str:
         return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
         # An observed figure changes what a workload implies, not what a harness measures. A stream launched from
-        # PyTorch (the default, and what a harness does) keeps the key it had before streams could say who launches.
+        # PyTorch (the default, and what a harness does) keeps the key it had before streams could say who launches;
+        # so does any field marked to be left out at its default (attention's causal and implementation).
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
                   if a.eq and a.name != "observed" and not (a.name == "launched_from"
-                                                            and getattr(value, a.name) == "pytorch"))
+                                                            and getattr(value, a.name) == "pytorch")
+                  and not (a.metadata.get("omit_from_key_at_default") and getattr(value, a.name) == a.default))
         return f"{type(value).__name__}({','.join(fields)})"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_structure(v) for v in value) + ")"

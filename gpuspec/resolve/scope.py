@@ -81,6 +81,7 @@ class Scope:
         self.sample_window: float | None = None
         self.launched_from = "pytorch"  # who launches a stream's kernels (`set launched_from = cpp`)
         self.nccl_algorithm = "auto"  # NCCL's algorithm for collectives (`set nccl_algorithm = ring`)
+        self.attention_implementation = "auto"  # the kernel of a fused attention (`set attention_implementation = ...`)
         self.models: dict[str, object] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}
         self.quote: str | None = None  # the sentence the next claims check, if one was quoted

@@ -1,9 +1,11 @@
 """`set ...`: the file's settings (tolerance, sources, mode, threads, per-block resources, sample window), each
-checked, in force for the statements after it; `launched_from` says who launches a stream's kernels."""
+checked, in force for the statements after it; `launched_from` says who launches a stream's kernels,
+`attention_implementation` which kernel runs a fused attention."""
 from __future__ import annotations
 
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.attention import IMPLEMENTATIONS
 from gpuspec.kinds.collective import ALGORITHMS
 from gpuspec.kinds.stream import LAUNCHERS
 from gpuspec.program import SOURCES
@@ -12,9 +14,11 @@ from gpuspec.resolve.quantities import tolerance, unit
 from gpuspec.resolve.scope import Scope, invalid
 
 _SETTING_HELP = {"launched_from": "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel",
-                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch"}
+                 "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch",
+                 "attention_implementation": "; ".join(f"{name}: {what}" for name, what in IMPLEMENTATIONS.items())}
+_CHOICES = {"nccl_algorithm": ALGORITHMS, "attention_implementation": tuple(IMPLEMENTATIONS)}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window", "launched_from", "nccl_algorithm")
+            "sample_window", "launched_from", "nccl_algorithm", "attention_implementation")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:
@@ -22,8 +26,8 @@ def setting(written: nodes.Setting, scope: Scope) -> None:
     if name not in SETTINGS:
         raise invalid("unknown-setting", f"unknown setting `{name}`", span,
                       did_you_mean(name, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
-    if name in ("launched_from", "nccl_algorithm"):
-        allowed = tuple(LAUNCHERS) if name == "launched_from" else ALGORITHMS
+    if name in ("launched_from", *_CHOICES):
+        allowed = tuple(LAUNCHERS) if name == "launched_from" else _CHOICES[name]
         words = written.words or ()
         if len(words) != 1 or words[0] not in allowed:
             shown = f"`{' '.join(words)}`" if words else "a number"
