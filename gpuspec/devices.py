@@ -82,6 +82,12 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),
     "decode_bandwidth_int8": (BANDWIDTH, "the same with int8 weight-only quantized weights (in profiles)"),
     "decode_bandwidth_fp8": (BANDWIDTH, "the same with fp8 weight-only quantized weights (in profiles)"),
+    # a fused attention implementation's share of the tiled kernel's rate, and the key blocks' worth of time each
+    # tile adds (measured, in profiles; gpuspec/kinds/attention/rules.py)
+    **{f"attention_share_{name}": (COUNT, f"share of the tiled attention rate {name} reaches (measured, in profiles)")
+       for name in ("flash2", "flash3", "cudnn", "triton")},
+    **{f"attention_tile_overhead_{name}": (COUNT, f"key blocks' worth of time each {name} tile adds (measured, in "
+                                                  "profiles)") for name in ("flash2", "flash3", "cudnn", "triton")},
 }
 _TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
 

@@ -52,11 +52,13 @@ def _structure(value) -> str:
         return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
         # An observed figure changes what a workload implies, not what a harness measures. A stream launched from
-        # PyTorch and a kernel timed alone (the defaults, and what a harness does) keep the keys they had before
-        # workloads could say who launches and how a figure was timed.
+        # Fields added after keys were first saved keep the old keys at their defaults: who launches and how a
+        # figure was timed (_LATER_OPTIONS), and any field marked to be left out at its default (attention's causal
+        # and implementation).
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
                   if a.eq and a.name != "observed" and not (a.name in _LATER_OPTIONS
-                                                            and getattr(value, a.name) == _LATER_OPTIONS[a.name]))
+                                                            and getattr(value, a.name) == _LATER_OPTIONS[a.name])
+                  and not (a.metadata.get("omit_from_key_at_default") and getattr(value, a.name) == a.default))
         return f"{type(value).__name__}({','.join(fields)})"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_structure(v) for v in value) + ")"

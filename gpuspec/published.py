@@ -34,6 +34,14 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
 - collective_simple_cost: what a large collective takes beyond the small-message latency and its bytes at the bus
   bandwidth (the fixed cost of NCCL's Simple protocol), measured from size sweeps.
 - exp_rate: no measurement exists; the programming guide's 16 exponentials per clock per SM at the boost clock.
+- attention_share_<implementation>, attention_tile_overhead_<implementation> (flash2, flash3, cudnn, triton): the
+  tiled-kernel rule of gpuspec/kinds/attention/rules.py fitted to the implementation's published forward times
+  (`attention_time`) on the device or its nearest measured sibling: per figure, time / (⌈tiles / SMs⌉ × SMs ×
+  t_block) = (key blocks per tile + overhead) / share, a straight line in key blocks per tile, fitted by least
+  squares on relative error (share = 1 / slope, overhead = intercept / slope, at least 0), with the profile's own
+  tensor rate and exp_rate. Without a figure on or near the device, the overhead is the median of the other
+  devices' fits (it belongs to the kernel's code more than to the chip) and the share is left out (the rule then
+  runs at the profile's tensor rate).
 Where neither the device nor a sibling has an entry, the nearest sibling in `NEAREST` stands in, as a share of its
 datasheet figure, and the derivation says so; where that has nothing either, the fact is left to the catalog.
 
@@ -81,6 +89,7 @@ ALSO = {"sm_90": "H100-SXM"}
 NCCL_RING_LL_LATENCY = 6.6e-6 + 14 * 0.6e-6
 EXP_PER_CLOCK_PER_SM = 16  # CUDA C++ Programming Guide, throughput of exp2f (MUFU) per SM and clock
 DECODE_FACTS = ("decode_bandwidth", "decode_bandwidth_int8", "decode_bandwidth_fp8")
+ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "triton")  # implementations with published forward times
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
 LARGE_GEMM_MATH = 50e-6  # sweep points whose math takes longer say little about the fixed cost
@@ -210,6 +219,8 @@ class _Builder:
         exp = self.exp_rate()
         if exp:
             out["exp_rate"] = exp
+        for name in ATTENTION_KERNELS:
+            out.update(self.attention(name, out))
         fixed = self.gemm_fixed_cost(out)
         if fixed:
             out["gemm_fixed_cost"] = fixed
@@ -289,6 +300,87 @@ class _Builder:
                               f"per SM (the CUDA C++ Programming Guide's arithmetic-instruction throughput table, "
                               f"exp2 for compute capability 8.0 to 10.0) × {sms.value:g} SMs × the "
                               f"{clock.value / 1e6:g} MHz boost clock"}
+
+    def attention_points(self, name: str, who: str) -> list[Measurement]:
+        return [m for m in self.pool if m.fact == "attention_time" and m.get("implementation") == name
+                and (m.device == who or who in m.stands_for)]
+
+    def attention(self, name: str, out: dict) -> dict:
+        """attention_share_<name> and attention_tile_overhead_<name> (see the module's docstring)."""
+        for who, why in self.chain():
+            points = self.attention_points(name, who)
+            if not points:
+                continue
+            builder = self if who == self.name else _Builder(who, self.exclude)
+            fitted = builder.attention_fit(points, out if who == self.name else None)
+            if fitted is None:
+                continue
+            share, overhead = fitted
+            where = (f"the {len(points)} published forward time(s) of {name} on {self.name}" if why is None else
+                     f"no {name} time on {self.name}; {who}'s {len(points)} ({why})")
+            how = (f"{where}, fitted to the tiled-kernel rule: time / (⌈tiles / SMs⌉ × SMs × t_block) = (key blocks "
+                   f"per tile + overhead) / share, by least squares on relative error, with {who}'s profile tensor "
+                   f"rate and exp_rate: share {share:.3f}, overhead {overhead:.2f} key blocks")
+            cited = [m.cited() for m in points]
+            origins = sorted({m.origin for m in points})
+            return {f"attention_share_{name}": (share, {"value": f"{share:.3f}", "how": how, "measurements": cited,
+                                                        "origins": origins}),
+                    f"attention_tile_overhead_{name}": (overhead, {"value": f"{overhead:.2f} key blocks", "how": how,
+                                                                   "measurements": cited, "origins": origins})}
+        fits = []
+        for other in sorted({m.device if m.device in devices.catalog() else m.stands_for[0] for m in self.pool
+                             if m.fact == "attention_time" and m.get("implementation") == name
+                             and (m.device in devices.catalog() or m.stands_for)}):
+            points = self.attention_points(name, other)
+            fitted = _Builder(other, self.exclude).attention_fit(points) if points else None
+            if fitted is not None:
+                fits.append((other, fitted[1], points))
+        if not fits:
+            return {}
+        overhead = statistics.median(f[1] for f in fits)
+        how = (f"no {name} time on {self.name} or its nearest siblings: the median of the tile overheads fitted on "
+               f"{', '.join(f'{d} ({o:.2f})' for d, o, _ in fits)} (an overhead belongs to the kernel's code more "
+               f"than to the chip); no share is measured here, so the rule runs at the profile's tensor rate")
+        used = [m for _, _, points in fits for m in points]
+        return {f"attention_tile_overhead_{name}": (overhead, {"value": f"{overhead:.2f} key blocks", "how": how,
+                                                               "measurements": [m.cited() for m in used],
+                                                               "origins": sorted({m.origin for m in used})})}
+
+    def attention_fit(self, points: list[Measurement], out: dict | None = None) -> tuple[float, float] | None:
+        """(share, overhead) of the tiled-kernel rule fitted to these forward times on this device."""
+        from gpuspec.kinds.attention import rules
+
+        exp = self.exp_rate()
+        sms = self.device.fact("sms")
+        if exp is None or sms is None:
+            return None
+        rows = []
+        for m in points:
+            rate = self.tensor_rate(str(m.get("dtype")), out)
+            if not rate:
+                continue
+            batch, heads, seq_q, seq_kv, head_dim = (int(m.get(k)) for k in ("batch", "heads", "seq_q", "seq_kv",
+                                                                             "head_dim"))
+            causal = bool(m.get("causal"))
+            per_head = -(-seq_q // rules.TILE_ROWS)
+            tiles = batch * heads * per_head
+            scores = rules.TILE_ROWS * rules.KEY_BLOCK
+            t_block = scores * (rules.MATMUL_FLOPS_PER_HEAD_DIM * head_dim + rules.SOFTMAX_FLOPS_PER_SCORE) / rate \
+                + scores / exp[0]
+            unit = -(-tiles // int(sms.value)) * sms.value * t_block
+            rows.append((rules.key_blocks(seq_q, seq_kv, causal) / per_head, _attention_seconds(m) / unit))
+        return _line_fit(rows) if len(rows) >= 2 else None
+
+    def tensor_rate(self, dtype: str, out: dict | None = None) -> float | None:
+        """The profile's tensor rate of a dtype, as facts() derives it: measured, else the bf16 share of its peak."""
+        fact = f"tensor_{dtype}"
+        found = (out or {}).get(fact) or self.share(fact)
+        if found:
+            return found[0]
+        bf16, peak = (out or {}).get("tensor_bf16") or self.share("tensor_bf16"), self.peak(fact)
+        if bf16 and peak and self.peak("tensor_bf16"):
+            return bf16[0] / self.peak("tensor_bf16") * peak
+        return peak
 
     def rate(self, fact: str) -> float:
         found = self.share(fact)
@@ -374,6 +466,32 @@ class _Builder:
                                         f"(busbw / line rate per direction), {share:.1%}, times the {link} line rate "
                                         f"{_show(line, 'nvlink_bandwidth')}")
         return None
+
+
+def _attention_seconds(m: Measurement) -> float:
+    """A published forward time, or a rate turned into one by the source's own count: 4·batch·heads·seq_q·seq_kv·
+    head_dim FLOPs, halved when causal (FlashAttention's benchmarks, tritonbench and cuDNN's all count so)."""
+    if m.entry["unit"] == "µs":
+        return m.value
+    flops = 4.0 * math.prod(int(m.get(k)) for k in ("batch", "heads", "seq_q", "seq_kv", "head_dim"))
+    return flops * (0.5 if m.get("causal") else 1.0) / m.value
+
+
+def _line_fit(rows: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """(share, overhead) from y = (x + overhead) / share, fitted by least squares on relative error (weights
+    1 / y²); the overhead at least 0."""
+    weights = [1 / y**2 for _, y in rows]
+    total_w = sum(weights)
+    sx = sum(w * x for w, (x, _) in zip(weights, rows))
+    sy = sum(w * y for w, (_, y) in zip(weights, rows))
+    sxx = sum(w * x * x for w, (x, _) in zip(weights, rows))
+    sxy = sum(w * x * y for w, (x, y) in zip(weights, rows))
+    spread = total_w * sxx - sx * sx
+    slope = (total_w * sxy - sx * sy) / spread if spread > 0 else 0.0
+    intercept = (sy - slope * sx) / total_w
+    if slope <= 0 or intercept < 0:  # through the origin: no overhead
+        slope, intercept = sxy / sxx, 0.0
+    return (1 / slope, intercept / slope) if slope > 0 else None
 
 
 def _matmul_time(device, m: int, n: int, k: int, batch: int) -> float:

@@ -436,6 +436,10 @@ FACTS = {
     "lone_kernel_latency": _TIME,
     "model_op_cost": _TIME,
     "exp_rate": Real(1.0, 1e19, "exponentials per second"),
+    **{f"attention_share_{name}": Real(1e-3, 1e3, "a share of the tiled attention rate")
+       for name in ("flash2", "flash3", "cudnn", "triton")},
+    **{f"attention_tile_overhead_{name}": Real(0.0, 1e6, "key blocks")
+       for name in ("flash2", "flash3", "cudnn", "triton")},
 }
 PROFILE_FACTS = Record(FACTS, "an object of measured ceilings", optional=tuple(FACTS),
                        others=Refused(f"a measured ceiling gpuspec knows (those are {', '.join(FACTS)})"))

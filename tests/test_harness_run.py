@@ -415,3 +415,39 @@ def test_prefill_and_decode_steps_run_ok(tmp_path):
         # two layers in a small run: 7 matmuls each, and causal attention in a prefill
         assert launched["aten::mm"] == 14, (name, launched)
         assert launched.get("aten::_scaled_dot_product_flash_attention_for_cpu", 0) == (2 if name != "cached" else 0)
+
+
+# --- causal, fp8 and Triton attention: each checked against the float32 eager reference ------------------------
+
+CAUSAL_AND_FP8 = (
+    "device H100-SXM\nq = bf16[1, 4, 16, 64]\nk = bf16[1, 2, 48, 64]\nsquare = fp16[1, 2, 40, 64]\n"
+    "q8 = fp8[1, 4, 24, 64]\nk8 = fp8[1, 2, 56, 64]\n"
+    "shorter = attention(q, k, k, causal) fused\nshorter_eager = attention(q, k, k, causal) eager\n"
+    "same = attention(square, square, square, causal) fused\nfp8 = attention(q8, k8, k8) fused\n"
+    "fp8_causal = attention(q8, k8, k8, causal) fused\nset attention_implementation = triton\n"
+    "tri = attention(q, k, k, causal) fused\ntri_plain = attention(square, square, square) fused\n"
+    "set attention_implementation = flash3\nrefused = attention(q, k, k) fused\n")
+
+
+def test_causal_fp8_and_triton_attention_harnesses_run_ok(tmp_path):
+    plans, refused = harness.plans(compile_text(SpecText("c.gpu", CAUSAL_AND_FP8)))
+    assert [reason for _, reason in refused] == ["FlashAttention-3 is not part of PyTorch: measure it with its own "
+                                                 "benchmark"]
+    report = by_statement(run_program(harness.render("c.gpu", plans, refused), tmp_path))
+    for name, record in report.items():
+        assert record["status"] == "ok", (name, record.get("reason"))
+    assert report["shorter_eager"]["backend"].startswith("math")
+    assert report["shorter"]["backend"] != report["fp8"]["backend"]
+    for name in ("fp8", "fp8_causal", "tri", "tri_plain"):
+        assert report[name]["backend"] == f"triton ({name}_kernel)"
+
+
+def test_a_wrong_causal_alignment_fails_the_check(tmp_path):
+    """The check catches a mask aligned at the top left (PyTorch's is_causal) where the spec means bottom right."""
+    plans, refused = harness.plans(compile_text(SpecText("w.gpu", "device H100-SXM\nq = bf16[1, 2, 16, 64]\n"
+                                                         "k = bf16[1, 2, 48, 64]\nw = attention(q, k, k, causal) fused\n")))
+    source = harness.render("w.gpu", plans, refused)
+    wrong = source.replace("attn_mask=mask", "is_causal=True")
+    assert wrong != source
+    report = by_statement(run_program(wrong, tmp_path))
+    assert report["w"]["status"] == "wrong"

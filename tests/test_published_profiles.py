@@ -221,15 +221,20 @@ def test_decode_weights_stream_at_the_published_decode_bandwidth_and_at_hbm_in_t
 
 
 def test_attention_exponentials_are_a_third_roof_on_a_calibrated_device_only():
-    spec = ("device H100-SXM\nset sources = model, calibrated\nq = bf16[1, 16, 16384, 128]\n"
-            "attention(q, q, q) fused is ≈ 3.5 ms\n")
+    spec = ("device H100-SXM\nset sources = model, calibrated\nset attention_implementation = flash3\n"
+            "q = bf16[1, 16, 16384, 128]\nattention(q, q, q) fused is ≈ 3.5 ms\n")
     ideal, real = sorted(_check(spec).verdicts, key=lambda v: v.source != "model")
     scores = 16 * 16384 ** 2
     flops = 4 * scores * 128 + 6 * scores
     assert ideal.actual.number == pytest.approx(flops / 989.4e12)  # the ideal model: the tensor roof alone
     exp_rate = 16 * 132 * 1.98e9  # the programming guide's 16 exp per clock per SM, 132 SMs, 1980 MHz
-    assert published.build("H100-SXM").facts["exp_rate"] == pytest.approx(exp_rate)
-    assert real.actual.number == pytest.approx(flops / 797.8e12 + scores / exp_rate)  # 2.79 ms + 1.03 ms
+    facts = published.build("H100-SXM").facts
+    assert facts["exp_rate"] == pytest.approx(exp_rate)
+    # calibrated: FlashAttention-3's tiles, each key block's exponentials after its matmuls at the GEMM rate;
+    # 2,048 tiles, 16 on the busiest of 132 SMs, each 128 key blocks and the fitted overhead
+    t_block = 128 * 128 * (4 * 128 + 6) / 797.8e12 + 128 * 128 / exp_rate
+    share, overhead = facts["attention_share_flash3"], facts["attention_tile_overhead_flash3"]
+    assert real.actual.number == pytest.approx(16 * 132 * (128 + overhead) * t_block / share)
     assert real.status == "pass"  # tritonbench's FA3 measured 3.54 ms
 
 
@@ -425,3 +430,41 @@ def test_a_prefills_weight_gemms_take_the_gemm_fixed_cost_on_a_calibrated_device
     decode = "w = decode llama2-7b, batch 1, context 208 compiled as a CUDA graph"
     assert _step(decode, whole) == pytest.approx(_step(decode, without))  # decode_bandwidth holds it already
     assert devices.catalog()["H100-SXM"].fact("gemm_fixed_cost") is None  # the ideal model has none to add
+
+
+# --- attention: the tiled-kernel rule fitted per implementation ------------------------------------------------------
+
+def test_the_attention_line_fit_recovers_a_share_and_an_overhead_by_hand():
+    from gpuspec.published import _line_fit
+
+    # time per tile-unit y = (key blocks + 1.5) / 0.8 at 4, 16 and 128 key blocks
+    share, overhead = _line_fit([(x, (x + 1.5) / 0.8) for x in (4, 16, 128)])
+    assert share == pytest.approx(0.8) and overhead == pytest.approx(1.5)
+    # a negative intercept is no overhead: the line through the origin, y = x / share
+    share, overhead = _line_fit([(4, 4.0), (8, 9.0)])
+    # weights 1 / y²: slope = Σ w·x·y / Σ w·x² = (16/16 + 72/81) / (16/16 + 64/81)
+    assert overhead == 0 and share == pytest.approx((1 + 64 / 81) / (1 + 72 / 81))
+
+
+def test_attention_facts_name_their_figures_and_leave_an_origin_out():
+    from gpuspec import published
+
+    full = published.data("H100-SXM")
+    for name in ("flash2", "flash3", "cudnn", "triton"):
+        how = full["derivations"][f"attention_share_{name}"]
+        assert how["measurements"] and f"{name} on H100-SXM" in how["how"]
+    assert set(full["derivations"]["attention_share_flash3"]["origins"]) == {"flashattention3-paper",
+                                                                              "pytorch-benchmark"}
+    left = published.data("H100-SXM", ("flashattention3-paper",))
+    assert left["derivations"]["attention_share_flash3"]["origins"] == ["pytorch-benchmark"]
+    assert left["facts"]["attention_share_flash3"] != full["facts"]["attention_share_flash3"]
+    # cuDNN on H100 without the paper: H200's cuDNN frontend runs, the nearest sibling
+    assert "H200's" in left["derivations"]["attention_share_cudnn"]["how"]
+
+
+def test_a_device_without_attention_figures_borrows_only_the_overhead():
+    from gpuspec import published
+
+    a100 = published.data("A100-80GB", ("flash-decoding-blog",))
+    assert "attention_share_flash2" not in a100["facts"]  # no share: the rule runs at the tensor rate
+    assert "median of the tile overheads" in a100["derivations"]["attention_tile_overhead_flash2"]["how"]

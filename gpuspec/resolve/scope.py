@@ -83,6 +83,7 @@ class Scope:
         self.timing = "alone"  # how figures about kernels were timed (`set timing = back_to_back`)
         self.nccl_algorithm = "auto"  # NCCL's algorithm for collectives (`set nccl_algorithm = ring`)
         self.nccl_launch = "eager"  # how collectives were called (`set nccl_launch = graph`)
+        self.attention_implementation = "auto"  # the kernel of a fused attention (`set attention_implementation = ...`)
         self.models: dict[str, object] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}
         self.quote: str | None = None  # the sentence the next claims check, if one was quoted
