@@ -68,6 +68,10 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "model_op_cost": (TIME, "host time per kernel of an LLM's model code run eagerly (measured, in profiles)"),
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
     "kernel_gap": (TIME, "GPU time a kernel run back to back with others costs beyond its work (in profiles)"),
+    "stream_launch_gap": (TIME, "GPU time a kernel launched from a stream costs beyond one in a CUDA graph "
+                                "(in profiles)"),
+    "l2_bandwidth": (BANDWIDTH, "bandwidth of a kernel whose data stays in L2 (measured, in profiles)"),
+    "l2_usable": (BYTES, "the largest working set that stays in L2 at its bandwidth (measured, in profiles)"),
     "lone_kernel_latency": (TIME, "time of a tiny kernel timed alone after an L2 flush, between CUDA events "
                                   "(in profiles)"),
     "graph_launch_cost": (TIME, "host time to launch one CUDA graph"),

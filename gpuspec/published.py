@@ -21,6 +21,10 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
 - lone_kernel_latency: the time of a tiny kernel timed alone after an L2 flush, between CUDA events, the host's
   launch kept out (nvbench's cold time, do_bench's, gpuspec's harness's): a call timed alone pays it once, in place
   of its first kernel's gap.
+- stream_launch_gap: the GPU time a kernel launched from a stream takes beyond the same kernel as a graph node
+  (where the GPU, not the host, sets the pace).
+- l2_bandwidth, l2_usable: a read kernel's bandwidth on the plateau of data sets that fit in L2 (4 MiB and up), and
+  the largest data set within 10% of it: a stream's repeats whose bytes fit move at that bandwidth.
 - model_op_cost: the host time per kernel of an LLM's model code run eagerly (host-bound eager decode runs).
 - launch_cost: the host cost of one eager PyTorch op; cpp_launch_cost: of one launch from a C++ loop (the
   device's own measurements first, then those standing for it).
@@ -92,6 +96,9 @@ DECODE_FACTS = ("decode_bandwidth", "decode_bandwidth_int8", "decode_bandwidth_f
 ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "triton")  # implementations with published forward times
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
+# L2 bandwidths measured on data sets of at least this many MiB are the plateau; smaller sets are served partly by
+# the L2 partition nearest each SM (RRZE's H200: 13.5 TB/s at 1.5 MiB, 9.7 TB/s from 19.5 to 39.5 MiB).
+L2_PLATEAU_MIB = 4.0
 LARGE_GEMM_MATH = 50e-6  # sweep points whose math takes longer say little about the fixed cost
 RESOLUTION = 1e-9  # the smallest time a published profile writes (a profile's times are positive)
 UNITS = {"GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "µs": 1e-6, "MiB": 2**20, "MHz": 1e6}
@@ -235,9 +242,13 @@ class _Builder:
                                                   "nothing the benchmark resolves (written as 1 ns: a profile's "
                                                   "times are positive)",
                                            "measurements": [], "origins": gap[1]["origins"]}
-        lone = self.nearest_value("lone_kernel_latency")
-        if lone:
-            out["lone_kernel_latency"] = lone
+        for fact in ("lone_kernel_latency", "stream_launch_gap", "l2_usable"):
+            found = self.nearest_value(fact)
+            if found:
+                out[fact] = found
+        plateau = self.nearest_value("l2_bandwidth", lambda m: float(m.get("working_set", 0)) >= L2_PLATEAU_MIB)
+        if plateau and "l2_usable" in out:
+            out["l2_bandwidth"] = plateau
         op = self.nearest_value("model_op_cost")
         if op:
             out["model_op_cost"] = op

@@ -434,6 +434,9 @@ FACTS = {
     "cpp_launch_cost": _TIME,
     "kernel_gap": _TIME,
     "lone_kernel_latency": _TIME,
+    "stream_launch_gap": _TIME,
+    "l2_bandwidth": Real(1.0, 1e16, "bytes per second"),
+    "l2_usable": Real(1.0, 1e13, "bytes"),
     "model_op_cost": _TIME,
     "exp_rate": Real(1.0, 1e19, "exponentials per second"),
     **{f"attention_share_{name}": Real(1e-3, 1e3, "a share of the tiled attention rate")

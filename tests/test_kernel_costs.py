@@ -89,3 +89,43 @@ def test_a_workload_timed_alone_keeps_the_harness_key_it_had_and_back_to_back_is
     (w_alone,), (w_back,) = ([w for _, _, w in program.workloads] for program in (alone, back))
     assert "timing" not in harness._structure(w_alone)
     assert harness.workload_key("", w_alone) != harness.workload_key("", w_back)
+
+
+# --- L2 residency and the stream's own launch gap ---------------------------------------------------------------
+
+RESIDENT = "device mine from H200 with kernel_gap = 1.5 µs, lone_kernel_latency = 5 µs, hbm_bandwidth = 4 TB/s, " \
+           "l2_bandwidth = 10 TB/s, l2_usable = 40 MB, stream_launch_gap = 1 µs, cpp_launch_cost = 1 µs\n" \
+           "x = fp32[65536]\ny = fp32[65536]\n"
+
+
+def test_a_kernel_run_back_to_back_whose_bytes_fit_in_l2_moves_them_at_l2_bandwidth():
+    back, alone = _values(RESIDENT + "w = x + y\nset timing = back_to_back\nx + y is ≈ 1.58 µs\n"
+                          "set timing = alone\nx + y is ≈ 5.2 µs\n")
+    assert back == pytest.approx(1.5e-6 + ADD_BYTES / 10e12)  # 1.579 µs: the data a repeat left in L2
+    assert alone == pytest.approx(5e-6 + ADD_BYTES / 4e12)  # after an L2 flush it comes from HBM: 5.197 µs
+
+
+def test_bytes_beyond_the_usable_l2_come_from_hbm_even_back_to_back():
+    (back,) = _values(RESIDENT + "a = fp32[4194304]\nb = fp32[4194304]\nset timing = back_to_back\n"
+                      "a + b is ≈ 14 µs\n")
+    assert back == pytest.approx(1.5e-6 + 3 * 4194304 * 4 / 4e12)  # 50.3 MB > 40 MB: 14.08 µs
+
+
+def test_a_kernel_launched_from_a_stream_costs_the_gpu_the_stream_gap_beyond_a_graph_node():
+    stream, graph = _values(RESIDENT + "set launched_from = cpp\nw = x + y\n"
+                            "s = 1000 launches of w\ns.time is ≈ 2.58 ms\n"
+                            "g = 1000 launches of w as a CUDA graph\ng.busy_time is ≈ 2.08 ms\n")
+    per_kernel = 1.5e-6 + ADD_BYTES / 10e12  # back to back, from L2: 1.579 µs
+    # from the stream: the first launch after 1 µs of host time, then the GPU sets the pace at 2.579 µs a kernel
+    assert stream == pytest.approx(1e-6 + 1000 * (per_kernel + 1e-6))
+    assert graph == pytest.approx(1000 * (per_kernel + 0.5e-6))  # a graph node: the catalog's 0.5 µs, no stream gap
+
+
+def test_the_published_l2_and_stream_gap_facts_and_their_second_origin():
+    h200 = published.build("H200").facts
+    assert h200["l2_bandwidth"] == pytest.approx(9666.0e9)  # RRZE's plateau at 39.5 MiB, not the 1.5 MiB peak
+    assert h200["l2_usable"] == pytest.approx(43 * 2**20)
+    assert h200["stream_launch_gap"] == pytest.approx(1.182e-6)  # 6.742 - 5.560 µs per kernel at 26 MB
+    without = published.build("H200", exclude=("rrze-gpu-benches",)).facts
+    assert without["stream_launch_gap"] == pytest.approx(0.957e-6)  # nvbench issue 194: 10.267 - 9.310 µs
+    assert "l2_bandwidth" not in without  # no L2 measurement outside RRZE

@@ -69,11 +69,24 @@ def first_kernel_cost(e: Estimate) -> Value | None:
     return e.fact("lone_kernel_latency")
 
 
+def l2_bandwidth(e: Estimate, kernels: list[Kernel]) -> Value | None:
+    """The L2 bandwidth, where the kernels run back to back on a profile that measured it and every byte they move
+    fits in the L2 a kernel can use (l2_usable): a repeated call then finds its data in L2. None otherwise (a call
+    timed alone comes after an L2 flush)."""
+    if kernel_gap(e) is None or getattr(e.workload, "timing", "alone") != "back_to_back" or \
+            e.device.fact("l2_bandwidth") is None or e.device.fact("l2_usable") is None:
+        return None
+    moved = sum(k.bytes_read + k.bytes_written for k in kernels)
+    return e.fact("l2_bandwidth") if moved <= e.device.fact("l2_usable").value else None
+
+
 def kernel_times(e: Estimate, kernels: list[Kernel]) -> list[float]:
     """The GPU time of each kernel run back to back, in order, as plain numbers (for the launch queue)."""
     bandwidth, peak = e.fact("hbm_bandwidth").number, e["peak_flop_rate"].number
     gap = kernel_gap(e)
     if gap is not None:
+        cached = l2_bandwidth(e, kernels)
+        bandwidth = cached.number if cached is not None else bandwidth
         return [gap.number + max((k.bytes_read + k.bytes_written) / bandwidth, k.flops / peak) for k in kernels]
     floor = e.fact("kernel_floor").number
     return [max((k.bytes_read + k.bytes_written) / bandwidth, k.flops / peak, floor) for k in kernels]
@@ -101,15 +114,21 @@ def _real_time(e: Estimate, kernels: list[Kernel], gap: Value) -> Value:
     alone, every other kernel's the back-to-back gap."""
     first = first_kernel_cost(e)
     timed = "timed alone" if first is not gap else "back to back"
+    cached = l2_bandwidth(e, kernels)
+    if cached is not None:
+        timed += ", its data in L2"
     if len(kernels) == 1:
-        return total("time", first, largest("work", e["t_mem"], e["t_math"]),
+        memory = e["t_mem"] if cached is None else quotient("t_l2", e["bytes_moved"], cached,
+                                                            note="every byte fits in L2: a repeat finds it there")
+        return total("time", first, largest("work", memory, e["t_math"]),
                      note=f"{timed}: a kernel costs the GPU a fixed time beyond its work")
-    bandwidth, peak = e.fact("hbm_bandwidth"), e["peak_flop_rate"]
+    bandwidth, peak = cached or e.fact("hbm_bandwidth"), e["peak_flop_rate"]
     parts = []
     for i, k in enumerate(kernels, 1):
         moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, units.BYTES)
         flops = given(f"FLOPs of kernel {i}", k.flops, units.FLOPS)
-        work = largest(f"work of kernel {i}", quotient(f"t_mem of kernel {i}", moved, bandwidth),
+        memory = f"t_mem of kernel {i}" if cached is None else f"t_l2 of kernel {i}"
+        work = largest(f"work of kernel {i}", quotient(memory, moved, bandwidth),
                        quotient(f"t_math of kernel {i}", flops, peak))
         parts.append(total(f"time of kernel {i} ({k.label})", first if i == 1 else gap, work))
     return total("time", *parts, note=f"eager, {timed}: kernels run one after another, each a fixed time beyond its "
