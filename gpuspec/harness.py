@@ -150,6 +150,9 @@ def _plan(workload, name: Code, name_of) -> dict:
     """The plan of one workload, from its kind's harness module: `name` is its name in the program, `name_of` gives
     another workload's (a stream's kernel)."""
     kind = kinds.of(workload)
+    device = getattr(workload, "device", None)
+    if device is not None and device.model_only:  # an AMD GPU, a TPU: the model holds, no harness runs there
+        raise HarnessError(f"{device.name} is model-only: {device.model_only}")
     stage = _stage(kind)
     if stage is None:
         raise HarnessError(f"no harness measures {kind.article}: {kind.unmeasured}")

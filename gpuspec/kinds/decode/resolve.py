@@ -39,8 +39,9 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                       f"write `prefill {decode.model}, batch 1, prompt 2048`")
     per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
     if int(values.get("tp", 1)) > 1 and device.fact("nvlink_bandwidth") is None:  # type: ignore[arg-type]
+        why = device.absent.get("nvlink_bandwidth")
         raise invalid("missing-fact", f"tensor parallelism needs NVLink, and {device.name} has no "
-                      "`nvlink_bandwidth`", decode.span,
+                      "`nvlink_bandwidth`" + (f": {why}" if why else ""), decode.span,
                       f"set it: `device {device.name} with nvlink_bandwidth = ...`")
     weights = str(values["weights"])
     return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
