@@ -52,7 +52,8 @@ def _structure(value) -> str:
         # PyTorch (the default, and what a harness does) keeps the key it had before streams could say who launches.
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
                   if a.eq and a.name != "observed" and not (a.name == "launched_from"
-                                                            and getattr(value, a.name) == "pytorch"))
+                                                            and getattr(value, a.name) == "pytorch")
+                  and not (a.name == "embedding" and getattr(value, a.name) == "gathered"))
         return f"{type(value).__name__}({','.join(fields)})"
     if isinstance(value, (list, tuple)):
         return "(" + ",".join(_structure(v) for v in value) + ")"

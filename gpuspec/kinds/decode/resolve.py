@@ -9,7 +9,8 @@ from gpuspec.resolve import options
 from gpuspec.resolve.scope import Scope, invalid, require_device
 from gpuspec.tensors import Tensor
 
-SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt")
+SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt", "embedding")
+EMBEDDING = ("gathered", "read")  # `embedding read`: the step reads the whole input embedding table
 
 
 def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], statement: str) -> DecodeStep:
@@ -27,6 +28,13 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                           did_you_mean(setting.name, SETTINGS) or f"settings: {', '.join(SETTINGS)}")
         if setting.name in ("weights", "kv"):
             values[setting.name] = options.dtype_setting(setting)
+        elif setting.name == "embedding":
+            if setting.word not in EMBEDDING:
+                raise invalid("unknown-setting", f"`embedding {setting.word or setting.number.text}`: the table is "
+                              "`read` whole or its rows `gathered`", setting.span,
+                              did_you_mean(setting.word or "", EMBEDDING) or "write `embedding read` or "
+                              "`embedding gathered` (the default)")
+            values["embedding"] = setting.word
         else:
             values[setting.name] = options.count_setting(setting, least=0 if setting.name == "context" else 1)
     if "prompt" in values:  # a prefill's prompt is the context it builds
@@ -47,4 +55,4 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
     return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
                       written.graph, per_layer, weights, str(values.get("kv", weights)),
                       options.sample_window(scope, device), int(values.get("tp", 1)), decode.phase,
-                      text=statement)
+                      str(values.get("embedding", "gathered")), text=statement)
