@@ -38,6 +38,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "shared_memory_reserved_per_block": (BYTES, "shared memory the runtime reserves per block"),
     "l1_shared_per_sm": (BYTES, "unified L1 and shared memory per SM"),
     "l2_size": (BYTES, "L2 cache, whole chip"),
+    "l2_bandwidth": (BANDWIDTH, "L2 read bandwidth, whole chip (a datasheet figure is a ceiling; its note says)"),
     "memory_size": (BYTES, "device memory (HBM or GDDR)"),
     "hbm_bandwidth": (BANDWIDTH, "device memory bandwidth"),
     "boost_clock": (FREQUENCY, "maximum boost clock"),
@@ -53,12 +54,14 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "tensor_fp8": (FLOP_RATE, "peak dense fp8 tensor-core rate"),
     "tensor_int8": (FLOP_RATE, "peak dense int8 tensor-core rate (OP/s)"),
     "register_latency": (CYCLES, "register access latency"),
+    "arithmetic_latency": (CYCLES, "cycles before a dependent arithmetic instruction can issue (FMA pipeline)"),
     "shared_memory_latency": (CYCLES, "shared memory load latency"),
     "l1_latency": (CYCLES, "L1 hit latency"),
     "l2_latency": (CYCLES, "L2 hit latency"),
     "hbm_latency": (CYCLES, "device memory latency"),
     "nvlink_bandwidth": (BANDWIDTH, "NVLink bandwidth per GPU"),
     "pcie_bandwidth": (BANDWIDTH, "PCIe bandwidth"),
+    "ici_bandwidth": (BANDWIDTH, "inter-chip interconnect per link, both directions (TPUs; no collective uses it yet)"),
     "tdp": (POWER, "board power"),
     "launch_cost": (TIME, "host time to launch one kernel from eager PyTorch"),
     "cpp_launch_cost": (TIME, "host time to launch one kernel from a C++ loop of cudaLaunchKernel"),
@@ -93,7 +96,17 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     **{f"attention_tile_overhead_{name}": (COUNT, f"key blocks' worth of time each {name} tile adds (measured, in "
                                                   "profiles)") for name in ("flash2", "flash3", "cudnn", "triton")},
 }
-_TEXT_FIELDS = ("title", "architecture", "compute_capability", "memory_type")
+_TEXT_FIELDS = ("title", "vendor", "architecture", "compute_capability", "memory_type")
+# What a published figure that is not the catalog's says about it (`[[devices.X.figures]]`): it is the kind of slip
+# a claim that matches it is diagnosed as.
+FIGURE_KINDS = {
+    "announced": "announced before the final datasheet",
+    "other-part": "the figure of another part",
+    "driver": "what the driver reports",
+    "full-die": "the full die's, not this part's",
+    "third-party": "what third-party spec tables list",
+    "marketed": "the marketed figure",
+}
 
 _NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _VALUE = re.compile(rf"^\s*({_NUMBER})(?:\s*\.\.\s*({_NUMBER}))?\s*(\S+)?\s*$")
@@ -124,6 +137,19 @@ class Fact(ValueRecord):
 
 
 @record
+class Figure(ValueRecord):
+    """Another published figure for a device fact, and why it is not the catalog's (an announcement revised by the
+    final datasheet, another part's figure, what a driver reports): sourced data a failing claim is compared with."""
+
+    fact: str
+    value: float
+    written: str
+    kind: str  # a key of FIGURE_KINDS
+    what: str  # in words, written to follow "the claim matches ..."
+    reference: str | None = None
+
+
+@record
 class Device(ValueRecord):
     """A GPU: its catalog name, descriptive text fields and numeric facts."""
 
@@ -137,9 +163,22 @@ class Device(ValueRecord):
     # device a spec derived from another (`device mine from H100-SXM with ...` becomes mine from the GPU at hand).
     stands_for: str | None = None
     cuda_names: tuple[str, ...] = field(default=(), hash=False, eq=False, repr=False)  # as the driver names it
+    # Why gpuspec can model this device but not measure it (a GPU whose harnesses would need ROCm, a TPU); None
+    # for a GPU the harnesses run on. A device derived from it is model-only too.
+    model_only: str | None = field(default=None, hash=False, eq=False, repr=False)
+    figures: tuple[Figure, ...] = field(default=(), hash=False, eq=False, repr=False)
+    # Facts the part does not have at all, each with why (`nvlink_bandwidth`: the L40S has no NVLink).
+    absent: dict[str, str] = field(factory=dict, hash=False, eq=False, repr=False)
 
     def fact(self, name: str) -> Fact | None:
         return self.facts.get(name)
+
+    def missing(self, name: str) -> str:
+        """Why the device has no `name`, and what to write: the message of a claim that needs it."""
+        why = self.absent.get(name)
+        if why is not None and name not in self.facts:
+            return f"device {self.name} has no `{name}`: {why}"
+        return f"device {self.name} has no `{name}`; set it with `device {self.name} with {name} = ...`"
 
     @property
     def hardware(self) -> str:
@@ -187,12 +226,52 @@ def catalog() -> dict[str, Device]:
     defaults = facts_of(data.get("defaults", {}), references, "defaults")
     devices = {}
     for key, entry in data.get("devices", {}).items():
-        facts = dict(defaults)
+        # The defaults are NVIDIA figures (CUDA's warp, NVML's sample period, PyTorch's launch cost on CUDA): other
+        # vendors' parts have only the facts their entries cite.
+        facts = dict(defaults) if entry.get("vendor", "NVIDIA") == "NVIDIA" else {}
         facts.update(facts_of(entry, references, key))
         text = {k: str(entry[k]) for k in _TEXT_FIELDS if k in entry}
         devices[key] = Device(key, entry.get("title", key), facts, text, tuple(entry.get("aliases", ())),
-                              cuda_names=tuple(entry.get("cuda_names", ())))
+                              cuda_names=tuple(entry.get("cuda_names", ())), model_only=entry.get("model_only"),
+                              figures=figures_of(entry.get("figures", []), facts, references, key),
+                              absent=absent_of(entry.get("absent", {}), references, key))
     return devices
+
+
+def figures_of(entries: list, facts: dict[str, Fact], references: dict, where: str) -> tuple[Figure, ...]:
+    """The other published figures of a catalog entry; CatalogError if one is malformed."""
+    found = []
+    for number, entry in enumerate(entries, 1):
+        place = f"{where}.figures[{number}]"
+        if not isinstance(entry, dict) or not {"fact", "value", "kind", "what", "ref"} <= set(entry):
+            raise CatalogError(f"{place}: expected {{ fact, value, kind, what, ref }}")
+        name, kind, ref = entry["fact"], entry["kind"], entry["ref"]
+        if name not in FIELDS:
+            raise CatalogError(f"{place}: devices have no field `{name}`")
+        if kind not in FIGURE_KINDS:
+            raise CatalogError(f"{place}: kind `{kind}` is not one of {', '.join(FIGURE_KINDS)}")
+        if ref not in references:
+            raise CatalogError(f"{place}: reference {ref} is not in [references]")
+        if name not in facts:
+            raise CatalogError(f"{place}: {where} has no `{name}` for this figure to differ from")
+        try:
+            parsed = parse_fact(name, str(entry["value"]))
+        except (ValueError, units.UnknownUnit) as error:
+            raise CatalogError(f"{place}: {error}") from None
+        if parsed.is_range or parsed.value == facts[name].value:
+            raise CatalogError(f"{place}: a figure is one number that differs from the catalog's")
+        found.append(Figure(name, parsed.value, parsed.written, kind, str(entry["what"]), ref))
+    return tuple(found)
+
+
+def absent_of(entry: dict, references: dict, where: str) -> dict[str, str]:
+    """Facts a part does not have: name -> why (its reference appended)."""
+    found = {}
+    for name, spec in entry.items():
+        if name not in FIELDS or not isinstance(spec, dict) or "why" not in spec or spec.get("ref") not in references:
+            raise CatalogError(f"{where}.absent.{name}: expected a device field with {{ why = ..., ref = ... }}")
+        found[name] = f"{spec['why']} [{spec['ref']}]"
+    return found
 
 
 def references() -> dict[str, str]:

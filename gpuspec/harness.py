@@ -23,7 +23,7 @@ from gpuspec.resources import data_dir
 _STAGES: dict[str, object] = {}
 # Workload fields added after results files were first saved, and their defaults: a workload at its default keeps
 # the key it had before the field existed.
-_LATER_OPTIONS = {"launched_from": "pytorch", "timing": "alone"}
+_LATER_OPTIONS = {"launched_from": "pytorch", "timing": "alone", "embedding": "gathered"}
 
 
 def workload_key(statement: str, workload) -> str:
@@ -53,7 +53,7 @@ def _structure(value) -> str:
     if attrs.has(type(value)):
         # An observed figure changes what a workload implies, not what a harness measures. A stream launched from
         # Fields added after keys were first saved keep the old keys at their defaults: who launches and how a
-        # figure was timed (_LATER_OPTIONS), and any field marked to be left out at its default (attention's causal
+        # figure was timed, whether a decode reads its embedding table (_LATER_OPTIONS), and any field marked to be left out at its default (attention's causal
         # and implementation).
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
                   if a.eq and a.name != "observed" and not (a.name in _LATER_OPTIONS
@@ -156,6 +156,9 @@ def _plan(workload, name: Code, name_of) -> dict:
     """The plan of one workload, from its kind's harness module: `name` is its name in the program, `name_of` gives
     another workload's (a stream's kernel)."""
     kind = kinds.of(workload)
+    device = getattr(workload, "device", None)
+    if device is not None and device.model_only:  # an AMD GPU, a TPU: the model holds, no harness runs there
+        raise HarnessError(f"{device.name} is model-only: {device.model_only}")
     stage = _stage(kind)
     if stage is None:
         raise HarnessError(f"no harness measures {kind.article}: {kind.unmeasured}")

@@ -25,6 +25,8 @@ FIELDS: dict[str, tuple[tuple, str]] = {
     "experts_per_token": (COUNT, "experts each token is routed to"),
 }
 REQUIRED = ("params", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab")
+# What counting the parameters from the shape needs (the MLP's experts and the biases are read where given).
+SHAPE = ("layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab")
 
 
 @record
@@ -37,6 +39,8 @@ class Model(ValueRecord):
     tied_embeddings: bool = False
     aliases: tuple[str, ...] = ()
     overridden: tuple[str, ...] = ()
+    qkv_bias: bool = False  # q, k and v projections with biases (Qwen2); no other linear layer has one
+    defined_from: str | None = None  # a spec's model: the base it was defined from (`none` for a blank one)
 
     def fact(self, name: str) -> Fact | None:
         return self.facts.get(name)
@@ -59,8 +63,46 @@ def catalog() -> dict[str, Model]:
         if missing:
             raise CatalogError(f"models.{key}: missing {', '.join(missing)}")
         models[key] = Model(key, entry.get("title", key), facts, bool(entry.get("tied_embeddings", False)),
-                            tuple(entry.get("aliases", ())))
+                            tuple(entry.get("aliases", ())), qkv_bias=bool(entry.get("qkv_bias", False)))
     return models
+
+
+def shape_params(model: Model) -> tuple[int, str] | None:
+    """The parameters a decoder-only model has by its shape, and the arithmetic, in words; None when a fact of the
+    shape is missing. Llama-style: the embedding table (vocab x hidden) and, unless tied, the output layer (the same);
+    per layer q and o (hidden x heads x head_dim each), k and v (hidden x kv_heads x head_dim each), the MLP's gate,
+    up and down (3 x hidden x intermediate, times `experts` with a router of hidden x experts), two norm vectors
+    (2 x hidden) and, with qkv_bias, the q, k and v biases; a final norm (hidden)."""
+    if any(model.fact(name) is None for name in SHAPE):
+        return None
+    v = {name: int(model.fact(name).value) for name in SHAPE}
+    experts = int(model.fact("experts").value) if model.fact("experts") is not None else 1
+    h, heads, kv, d = v["hidden"], v["heads"], v["kv_heads"], v["head_dim"]
+    embeddings = v["vocab"] * h * (1 if model.tied_embeddings else 2)
+    attention = 2 * h * heads * d + 2 * h * kv * d
+    biases = (heads * d + 2 * kv * d) if model.qkv_bias else 0
+    mlp = 3 * h * v["intermediate"] * experts + (h * experts if experts > 1 else 0)
+    layer = attention + biases + mlp + 2 * h
+    total = embeddings + v["layers"] * layer + h
+    words = (f"counted from the shape: embeddings {v['vocab']:,} x {h:,}"
+             + ("" if model.tied_embeddings else " twice (the output layer is not tied)")
+             + f" + {v['layers']} layers x ({attention:,} attention"
+             + (f" + {biases:,} q/k/v biases" if biases else "")
+             + f" + {mlp:,} MLP{' with its experts and router' if experts > 1 else ''} + {2 * h:,} norms)"
+             + f" + {h:,} final norm")
+    return total, words
+
+
+def with_shape_params(model: Model) -> Model:
+    """The model with `params` counted from its shape when it has none of its own (a spec's model)."""
+    if model.fact("params") is not None:
+        return model
+    counted = shape_params(model)
+    if counted is None:
+        return model
+    total, words = counted
+    params = Fact("params", float(total), float(total), COUNT, f"{total:,}", note=words)
+    return evolve(model, facts={**model.facts, "params": params})
 
 
 def references() -> dict[str, str]:
@@ -84,4 +126,4 @@ def known_names() -> list[str]:
 
 def blank(name: str) -> Model:
     """A model with no facts, for a spec that defines its own from scratch."""
-    return Model(name, name, {})
+    return Model(name, name, {}, defined_from="none")

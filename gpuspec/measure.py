@@ -69,6 +69,7 @@ def _run_probe(options: Options) -> tuple[str | None, int, tuple[str, ...]]:
         probe = "import torch, triton; print(1)"
     else:
         probe = ("import json, torch, triton, sys\n"
+                 "if getattr(torch.version, 'hip', None): print(torch.version.hip); sys.exit(4)\n"
                  "if not torch.cuda.is_available(): sys.exit(3)\n"
                  "n = torch.cuda.device_count()\n"
                  "print(json.dumps([torch.cuda.get_device_name(i) for i in range(n)]))\n"
@@ -79,6 +80,9 @@ def _run_probe(options: Options) -> tuple[str | None, int, tuple[str, ...]]:
         return f"cannot start Python to measure: {error}", 0, ()
     if done.returncode == 3:
         return "no CUDA device: torch.cuda.is_available() is False on this machine", 0, ()
+    if done.returncode == 4:
+        return (f"this torch is built for ROCm (HIP {done.stdout.strip()[:40] or 'of unknown version'}), and "
+                f"{ROCM_REFUSAL}"), 0, ()
     if done.returncode != 0:
         return "torch and triton are not installed: pip install 'gpuspec[measure]'", 0, ()
     lines = done.stdout.strip().splitlines()
@@ -87,6 +91,10 @@ def _run_probe(options: Options) -> tuple[str | None, int, tuple[str, ...]]:
     except (ValueError, IndexError):
         return None, 1, ()
     return None, count, _names(lines[-2] if len(lines) > 1 else "")
+
+
+ROCM_REFUSAL = ("gpuspec measures NVIDIA GPUs only: its harnesses and calibration are CUDA programs with Triton "
+                "kernels written for NVIDIA parts; AMD GPUs (MI300X, MI250X) are model-only in the catalog")
 
 
 def _names(line: str) -> tuple[str, ...]:

@@ -47,6 +47,7 @@ _ALL = [
     Metric("blocks_per_wave", COUNT, "blocks the whole chip holds at once"),
     Metric("waves", COUNT, "blocks / blocks per wave (a fraction)"),
     Metric("waves_started", COUNT, "waves started: the fraction rounded up"),
+    Metric("sms_used", COUNT, "SMs the kernel's grid occupies: its blocks (or tiles) up to the SM count"),
     Metric("last_wave_occupancy", COUNT, "how full the last wave is"),
     Metric("kernels", COUNT, "kernels launched"),
     Metric("launches", COUNT, "kernel launches"),

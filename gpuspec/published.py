@@ -73,7 +73,10 @@ NEAREST = {
              "measured PCIe part"),
     "L4": ("L40S", "the same Ada AD10x design, a 72 W card"),
     "RTX-4090": ("L40S", "the same AD102 chip"),
+    "V100": ("A100-40GB", "the nearest measured generation (Ampere after Volta), HBM2 like the V100"),
 }
+# A model-only device (an AMD GPU, a TPU) has no published profile: no measurement in published.toml is of one, and
+# a share of an NVIDIA part's datasheet says nothing about another vendor's memory system or matrix units.
 
 # The datasheet peak of each measured device that is not in the catalog: the figure its entries' own `how` lines
 # divide by (so a share transfers to the devices it stands for).
@@ -529,6 +532,9 @@ def _show(value: float, fact: str) -> str:
 
 def data(device: str, exclude: frozenset[str] | tuple = ()) -> dict:
     """The published profile of a catalog device as the JSON a profile file holds (checked by schema.PROFILE)."""
+    if devices.catalog()[device].model_only:
+        raise ProfileError(f"{device} has no published profile: it is model-only "
+                           f"({devices.catalog()[device].model_only}), and no published measurement is of one")
     built = _Builder(device, frozenset(exclude)).facts()
     profile = {"version": VERSION, "gpu": devices.catalog()[device].title,
                "provenance": {"device": device, "source": "published measurements (gpuspec/catalog/published.toml)",
@@ -554,8 +560,15 @@ def build(device: str, exclude=()) -> Profile:
 
 
 def bundled(device: str) -> Profile | None:
-    """The published profile gpuspec ships for a catalog device (None for a device of the user's own)."""
-    return build(device) if device in devices.catalog() else None
+    """The published profile gpuspec ships for a catalog device (None for a device of the user's own, or a
+    model-only one)."""
+    known = devices.catalog().get(device)
+    return build(device) if known is not None and not known.model_only else None
+
+
+def measurable() -> list[str]:
+    """The catalog devices that have a published profile (all but the model-only ones)."""
+    return [name for name, device in devices.catalog().items() if not device.model_only]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -567,12 +580,12 @@ def main(argv: list[str] | None = None) -> int:
     from gpuspec.files import json_bytes
 
     parser = argparse.ArgumentParser(prog="python -m gpuspec.published", description=main.__doc__)
-    parser.add_argument("device", help=f"a catalog device ({', '.join(devices.catalog())})")
+    parser.add_argument("device", help=f"a catalog device ({', '.join(measurable())})")
     parser.add_argument("--exclude", action="append", default=[], metavar="ORIGIN",
                         help=f"leave a source's measurements out (one of {', '.join(origins())})")
     args = parser.parse_args(argv)
     unknown = [o for o in args.exclude if o not in origins()]
-    if args.device not in devices.catalog() or unknown:
+    if args.device not in measurable() or unknown:
         what = f"origin {unknown[0]!r}" if unknown else f"device {args.device!r}"
         parser.error(f"no {what} in the published measurements")
     sys.stdout.buffer.write(json_bytes(data(args.device, tuple(args.exclude))))

@@ -72,6 +72,9 @@ class Published:
 
         name = device.name.split(" ")[0]
         profile = published.bundled(name)
+        if profile is None and device.model_only:
+            raise NotAvailable(f"{device.name} is model-only ({device.model_only}), so no published profile "
+                               "describes it; give a profile of your own with --profile FILE")
         if profile is None:
             raise NotAvailable(f"{device.name} is not a catalog device, so no published profile describes it; "
                                "give a profile of your own (`gpuspec calibrate`, then --profile FILE)")

@@ -230,15 +230,16 @@ def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verd
                                          claim.span, "split it into named values"))
                 break
             passed = holds(actual, claim)
-            hint = None if passed else _diagnose(actual, claim)
             realistic, profile = (None, None) if passed else _realistic(claim, evidence)
+            hint = None if passed else _diagnose(actual, claim, realistic)
             verdicts.append(Verdict(claim, source, "pass" if passed else "fail", actual, None, hint,
                                     realistic=realistic, realistic_profile=profile))
     return verdicts, errors
 
 
-def _diagnose(actual: Value, claim: Claim) -> str | None:
-    """The usual mistake a failing claim's number fits (gpuspec.mistakes), recomputing with other facts if needed."""
+def _diagnose(actual: Value, claim: Claim, realistic: Value | None = None) -> str | None:
+    """The usual mistake a failing claim's number fits (gpuspec.mistakes), recomputing with other facts if needed;
+    what a real device takes (`realistic`) competes with the slips, so that a measured figure is not blamed on one."""
     from gpuspec.mistakes import diagnose
 
     if claim.expected.span is None:  # a check gpuspec adds (an observed figure's limits): no number was written
@@ -260,7 +261,7 @@ def _diagnose(actual: Value, claim: Claim) -> str | None:
         return evaluate(claim.subject, estimate_of, device_of)
 
     try:
-        return diagnose(actual, claim, holds, reevaluate)
+        return diagnose(actual, claim, holds, reevaluate, realistic)
     except (model.ModelError, ArithmeticError, ValueError):
         return None
 

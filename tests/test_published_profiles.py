@@ -5,13 +5,36 @@ import pytest
 from gpuspec import devices, profiles, published, schema
 
 
-def test_every_catalog_device_has_a_profile_that_a_profile_file_could_hold():
-    for name in devices.catalog():
+def test_every_measurable_catalog_device_has_a_profile_that_a_profile_file_could_hold():
+    assert set(published.measurable()) == {n for n, d in devices.catalog().items() if not d.model_only}
+    assert "V100" in published.measurable()  # it borrows the A100-40GB's shares, and says so
+    for name in published.measurable():
         data = published.data(name)
         schema.PROFILE.check(data, "")  # the same check `profiles.read_profile` makes
         assert data["facts"]["hbm_bandwidth"] > 0 and data["derivations"]["hbm_bandwidth"]["how"]
         for fact, how in data["derivations"].items():
             assert how["how"], fact
+
+
+@pytest.mark.parametrize("name", ["MI300X", "MI250X", "TPU-v5e"])
+def test_a_model_only_device_has_no_published_profile_and_says_why(name):
+    # No published measurement is of an AMD GPU or a TPU, and an NVIDIA part's share of its datasheet would say
+    # nothing about another vendor's memory system: the calibrated source skips these devices with the reason.
+    assert name not in published.measurable() and published.bundled(name) is None
+    with pytest.raises(profiles.ProfileError, match="model-only"):
+        published.build(name)
+    from gpuspec.api import check_text
+
+    report = check_text(f"device {name}\nx = bf16[4096, 4096]\nx * 2 in practice ≈ 20 µs\n", "m.gpu")
+    (verdict,) = [v for v in report.verdicts if v.source == "calibrated"]
+    assert verdict.status == "skip" and "is model-only" in verdict.reason and "--profile" in verdict.reason
+
+
+def test_v100_borrows_the_a100_40gb_share_of_its_datasheet():
+    # A100-40GB: RRZE scale 1382, triad 1375, ... of 1555 GB/s; V100 has no measurement of its own.
+    v100, a100 = published.build("V100"), published.build("A100-40GB")
+    assert v100.facts["hbm_bandwidth"] == pytest.approx(a100.facts["hbm_bandwidth"] / 1555e9 * 900e9)
+    assert "A100-40GB is nearest" in v100.derivations["hbm_bandwidth"]["how"]
 
 
 def test_hbm_bandwidth_is_the_median_of_the_read_and_write_kernels():

@@ -112,6 +112,5 @@ class Estimate:
         """A device fact as a Value, with its reference; ModelError if the device does not have it."""
         found = self.device.fact(name)
         if found is None:
-            raise ModelError(f"device {self.device.name} has no `{name}`; set it with "
-                             f"`device {self.device.name} with {name} = ...`")
+            raise ModelError(self.device.missing(name))
         return fact(found)

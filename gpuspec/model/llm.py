@@ -13,11 +13,26 @@ TENSOR_RATE = {"bf16": "tensor_bf16", "fp16": "tensor_fp16", "fp8": "tensor_fp8"
 
 def model_fact(e: Estimate, name: str) -> Value:
     """A fact of the model, as a Value with its reference."""
-    found = e.workload.model.fact(name)
+    model = e.workload.model
+    found = model.fact(name)
     if found is None:
-        raise ModelError(f"model {e.workload.model.name} has no `{name}`; set it with "
-                         f"`model {e.workload.model.name} with {name} = ...`")
+        raise ModelError(f"model {model.name} has no `{name}`", missing_help(model, name))
     return fact(found)
+
+
+def missing_help(model, name: str) -> str:
+    """What to write when a model lacks a fact: add it where the spec defines the model, or define one from the
+    catalog's (a bare `model X with ...` is no definition: a model needs a base)."""
+    if model.defined_from is None:
+        fix = f"define a model with it: `model mine from {model.name} with {name} = ...`, and use `mine`"
+    else:
+        fix = f"add `{name} = ...` to the `with` list of `model {model.name} from {model.defined_from}`"
+    if name == "vocab":  # only the embedding table's size needs it
+        fix += ("; or, if the step reads the whole embedding table, say so and no vocab is needed: "
+                "`decode ..., embedding read`")
+    if name == "params":
+        fix += "; or give the shape (layers, hidden, intermediate, heads, kv_heads, head_dim, vocab) to count them from"
+    return fix
 
 
 def active_params(e: Estimate) -> Value:

@@ -77,6 +77,12 @@ def blocks_per_wave(e: Estimate) -> Value:
     return product("blocks_per_wave", e.fact("sms"), e["resident_blocks_per_sm"])
 
 
+def sms_used(e: Estimate) -> Value:
+    """SMs a kernel's grid occupies: one per block until every SM has one (a 64-block grid on a 132-SM H100 uses
+    64 of them, whatever each block does)."""
+    return smallest("sms_used", e["blocks"], e.fact("sms"), note="blocks up to the SM count")
+
+
 def waves(e: Estimate) -> Value:
     return quotient("waves", e["blocks"], e["blocks_per_wave"])
 
@@ -99,5 +105,6 @@ RULES = {
     "blocks_per_wave": blocks_per_wave,
     "waves": waves,
     "waves_started": waves_started,
+    "sms_used": sms_used,
     "last_wave_occupancy": last_wave_occupancy,
 }

@@ -47,7 +47,15 @@ def detail(device: Device, references: dict[str, str]) -> str:
         lines.append(f"  {name.ljust(width)}  {fact.written.ljust(18)} {source}  {meaning}")
         if fact.note:
             lines.append(f"  {''.ljust(width)}  note: {fact.note}")
-    missing = [n for n in FIELDS if device.fact(n) is None]
+    if device.model_only:
+        lines.append(f"  model-only: {device.model_only}")
+    for figure in device.figures:
+        if figure.reference and figure.reference not in cited:
+            cited.append(figure.reference)
+        lines.append(f"  other figure: {figure.fact} = {figure.written} [{figure.reference}], {figure.what}")
+    for name, why in device.absent.items():
+        lines.append(f"  has no {name}: {why}")
+    missing = [n for n in FIELDS if device.fact(n) is None and n not in device.absent]
     if missing:
         lines.append(f"  not in the catalog: {', '.join(missing)}")
     lines.append("references:")

@@ -66,11 +66,15 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
             raise invalid("unknown-model", f"unknown model `{statement.base}`", statement.span,
                           did_you_mean(statement.base, [*scope.models, *llm_catalog.known_names()]))
     facts = {}
+    flags = {}
     for assignment in statement.assignments:
         try:
+            if assignment.name in _MODEL_FLAGS:  # `tied_embeddings = 1`: a yes or no, written 1 or 0
+                flags[assignment.name] = _flag(scope, assignment)
+                continue
             if assignment.name not in llm_catalog.FIELDS:
                 raise invalid("unknown-field", f"models have no field `{assignment.name}`", assignment.span,
-                              did_you_mean(assignment.name, llm_catalog.FIELDS))
+                              did_you_mean(assignment.name, [*llm_catalog.FIELDS, *_MODEL_FLAGS]))
             ref = quantity(scope, assignment.value)
             value = constant(ref, assignment.value.span)
             same_dimension(dimension_of(ref), units.COUNT, assignment.name, assignment.value.span)
@@ -81,11 +85,29 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
                                           note="set in the spec")
         except Invalid as problem:
             scope.errors.append(problem.diagnostic)
-    found = base.with_facts(statement.name, facts)
+    found = attrs.evolve(base.with_facts(statement.name, facts), defined_from=statement.base, **flags)
+    # A model with no `params` of its own (or of its base's) counts them from its shape; a base's count is kept as
+    # it is, even where the spec changes the shape (`layers = 64`), as it always was: say `params = ...` to change it.
+    if "params" not in facts and "from the shape" in (found.fact("params").note or "" if found.fact("params") else ""):
+        found = attrs.evolve(found, facts={k: v for k, v in found.facts.items() if k != "params"})  # count again
+    found = llm_catalog.with_shape_params(found)
     spans = {assignment.name: assignment.span for assignment in statement.assignments}
     for problem in _inconsistent(found, spans, statement.span):
         scope.errors.append(problem.diagnostic)
     scope.models[statement.name] = found
+
+
+_MODEL_FLAGS = ("tied_embeddings", "qkv_bias")
+
+
+def _flag(scope: Scope, assignment: nodes.Assignment) -> bool:
+    ref = quantity(scope, assignment.value)
+    value = constant(ref, assignment.value.span)
+    same_dimension(dimension_of(ref), units.COUNT, assignment.name, assignment.value.span)
+    if value not in (0, 1):
+        raise invalid("bad-field", f"{assignment.name} is a yes or no: write {assignment.name} = 1 (yes) or 0 (no)",
+                      assignment.value.span)
+    return bool(value)
 
 
 def _override(scope: Scope, assignment: nodes.Assignment) -> Fact:

@@ -90,8 +90,10 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
             raise invalid("unknown-field", f"devices have no field `{expr.field_name}`", expr.span,
                           did_you_mean(expr.field_name, devices.FIELDS))
         if device.fact(expr.field_name) is None:
-            raise invalid("missing-fact", f"device {device.name} has no `{expr.field_name}` in the catalog",
-                          expr.span, f"set it: `device {device.name} with {expr.field_name} = ...`")
+            why = device.absent.get(expr.field_name)
+            raise invalid("missing-fact", f"device {device.name} has no `{expr.field_name}`"
+                          + (f": {why}" if why else " in the catalog"), expr.span,
+                          f"set it: `device {device.name} with {expr.field_name} = ...`")
         return FactRef(device, expr.field_name, text)
     if isinstance(expr, nodes.Neg):
         operand = quantity(scope, expr.operand, workload)

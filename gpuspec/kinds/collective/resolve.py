@@ -33,8 +33,11 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         raise invalid("unknown-link", f"unknown link `{link}`", written.span,
                       did_you_mean(link, ("nvlink", "pcie")) or "links: nvlink, pcie")
     if device.fact(f"{link}_bandwidth") is None:
-        raise invalid("missing-fact", f"device {device.name} has no `{link}_bandwidth`", written.span,
-                      f"set it: `device {device.name} with {link}_bandwidth = ...`")
+        why = device.absent.get(f"{link}_bandwidth")
+        other = "pcie" if link == "nvlink" else "nvlink"
+        raise invalid("missing-fact", f"device {device.name} has no `{link}_bandwidth`" + (f": {why}" if why else ""),
+                      written.span, f"write `over {other}`" if why and device.fact(f"{other}_bandwidth")
+                      else f"set it: `device {device.name} with {link}_bandwidth = ...`")
     size = quantity(scope, call.args[0])
     same_dimension(dimension_of(size), units.BYTES, "the buffer", call.args[0].span)
     value = constant(size, call.args[0].span)

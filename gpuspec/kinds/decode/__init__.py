@@ -37,6 +37,9 @@ class DecodeStep(ValueRecord):
     sample_window: float
     tp: int = 1  # GPUs the model is split over (tensor parallelism)
     phase: str = "decode"  # or "prefill": the whole prompt (`context` tokens) in one step
+    # "gathered": the input embedding table is not read whole, only the batch's rows; "read": every weight is read,
+    # the table too (`decode ..., embedding read`): writers count it both ways
+    embedding: str = "gathered"
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
 
@@ -45,8 +48,9 @@ class DecodeStep(ValueRecord):
     @property
     def setting(self) -> str:
         graph = ", as a CUDA graph" if self.graph else ""
+        table = ", embedding table read" if self.embedding == "read" else ""
         return (f"{self.device.name}, {self.model.name}, {self.phase}, batch {self.batch}, context {self.context}, "
-                f"{self.mode}, "
+                f"{self.mode}{table}, "
                 f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")
 
 

@@ -23,6 +23,8 @@ def plan(step: DecodeStep, name: Code, name_of=None) -> dict:
     _measurable(step)
     model = step.model
     fact = {name: int(model.fact(name).value) for name in _FACTS if model.fact(name) is not None}
+    if "vocab" not in fact and (model.tied_embeddings or step.embedding == "read"):
+        fact["vocab"] = 0  # the whole table is read with the other weights: its size does not matter
     if len(fact) < len(_FACTS):
         raise HarnessError(f"model {model.name} lacks a fact the decode harness needs")
     per_layer = step.kernels_per_layer
@@ -35,7 +37,7 @@ def plan(step: DecodeStep, name: Code, name_of=None) -> dict:
         raise HarnessError("with one kernel per layer the model has that kernel read the KV cache as well as the "
                            "weights; the harness reads the cache in a kernel of its own, so it needs at least 2 "
                            "kernels per layer")
-    embedding = 0 if model.tied_embeddings else fact["vocab"] * fact["hidden"]
+    embedding = 0 if model.tied_embeddings or step.embedding == "read" else fact["vocab"] * fact["hidden"]
     weights_per_layer = (fact["params"] - embedding) // fact["layers"]
     rows = max(1, weights_per_layer // layer.weights // fact["hidden"])  # the weights split evenly, as the model does
     kv = 2 * fact["kv_heads"] * fact["head_dim"] * step.context * step.batch

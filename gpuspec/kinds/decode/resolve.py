@@ -9,7 +9,8 @@ from gpuspec.resolve import options
 from gpuspec.resolve.scope import Scope, invalid, require_device
 from gpuspec.tensors import Tensor
 
-SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt")
+SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt", "embedding")
+EMBEDDING = ("gathered", "read")  # `embedding read`: the step reads the whole input embedding table
 
 
 def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], statement: str) -> DecodeStep:
@@ -27,6 +28,13 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                           did_you_mean(setting.name, SETTINGS) or f"settings: {', '.join(SETTINGS)}")
         if setting.name in ("weights", "kv"):
             values[setting.name] = options.dtype_setting(setting)
+        elif setting.name == "embedding":
+            if setting.word not in EMBEDDING:
+                raise invalid("unknown-setting", f"`embedding {setting.word or setting.number.text}`: the table is "
+                              "`read` whole or its rows `gathered`", setting.span,
+                              did_you_mean(setting.word or "", EMBEDDING) or "write `embedding read` or "
+                              "`embedding gathered` (the default)")
+            values["embedding"] = setting.word
         else:
             values[setting.name] = options.count_setting(setting, least=0 if setting.name == "context" else 1)
     if "prompt" in values:  # a prefill's prompt is the context it builds
@@ -39,11 +47,12 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                       f"write `prefill {decode.model}, batch 1, prompt 2048`")
     per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
     if int(values.get("tp", 1)) > 1 and device.fact("nvlink_bandwidth") is None:  # type: ignore[arg-type]
+        why = device.absent.get("nvlink_bandwidth")
         raise invalid("missing-fact", f"tensor parallelism needs NVLink, and {device.name} has no "
-                      "`nvlink_bandwidth`", decode.span,
+                      "`nvlink_bandwidth`" + (f": {why}" if why else ""), decode.span,
                       f"set it: `device {device.name} with nvlink_bandwidth = ...`")
     weights = str(values["weights"])
     return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
                       written.graph, per_layer, weights, str(values.get("kv", weights)),
                       options.sample_window(scope, device), int(values.get("tp", 1)), decode.phase,
-                      text=statement)
+                      str(values.get("embedding", "gathered")), text=statement)

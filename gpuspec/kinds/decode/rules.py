@@ -3,7 +3,8 @@ and kernel launches.
 
 Rules:
 - Every step reads every weight once, except the input embedding table, of which it gathers only the
-  rows of the batch's tokens (unless the table is tied to the output layer, which reads all of it).
+  rows of the batch's tokens (unless the table is tied to the output layer, which reads all of it, or the spec
+  says `embedding read`: writers count the table both ways, so the spec says which).
 - The KV cache is read once per step: 2 (K and V) × layers × KV heads × head size × context × batch (a prefill
   writes as much for its prompt).
 - A prefill runs batch × prompt tokens through every matmul at once, and causal attention over S(S + 1)/2
@@ -122,6 +123,9 @@ def _per_gpu(name: str, whole: Value, e: Estimate) -> Value:
 def weights_read(e: Estimate) -> Value:
     if e.workload.model.tied_embeddings:
         return _per_gpu("weights_read", e["weight_bytes"], e)
+    if e.workload.embedding == "read":  # the spec says the step reads the table whole
+        whole = renamed("weights_read" if e.workload.tp == 1 else "weights_read, all GPUs", e["weight_bytes"])
+        return _per_gpu("weights_read", whole, e)
     table = product("embedding_table", _m(e, "vocab"), _m(e, "hidden"), e["bytes_per_weight"])
     whole = Value("weights_read" if e.workload.tp == 1 else "weights_read, all GPUs", e["weight_bytes"].number
                   - table.number, BYTES, "{0} - {1}", (e["weight_bytes"], table),

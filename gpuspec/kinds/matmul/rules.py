@@ -34,6 +34,7 @@ from gpuspec.model.values import (
     product,
     quotient,
     renamed,
+    smallest,
     total,
 )
 from gpuspec.tensors import DTYPES, broadcast
@@ -118,6 +119,10 @@ def waves(e: Estimate) -> Value:
     return quotient("waves", e["tiles"], e.fact("sms"), note="one tile per SM at a time")
 
 
+def sms_used(e: Estimate) -> Value:
+    return smallest("sms_used", e["tiles"], e.fact("sms"), note="one tile per SM at a time, up to the SM count")
+
+
 def waves_started(e: Estimate) -> Value:
     return ceiling("waves_started", e["waves"])
 
@@ -155,7 +160,7 @@ def kernel_times(e: Estimate) -> list[float]:
 RULES = {
     "m": m, "n": n, "k": k, "batch": batch, "flops": flops, "bytes_read": bytes_read, "bytes_written": bytes_written,
     "peak_flop_rate": peak_flop_rate, "tile_m": tile_m, "tile_n": tile_n, "tiles": tiles,
-    "tile_efficiency": tile_efficiency, "waves": waves, "waves_started": waves_started,
+    "tile_efficiency": tile_efficiency, "waves": waves, "waves_started": waves_started, "sms_used": sms_used,
     "wave_efficiency": wave_efficiency, "t_math_tiles": t_math_tiles, "time": time, "bound": bound,
     "kernels": lambda e: given("kernels", 1, COUNT), "launches": lambda e: given("launches", 1, COUNT),
     "blocks": lambda e: renamed("blocks", e["tiles"]),
