@@ -14,11 +14,11 @@ import importlib
 import re
 
 from gpuspec import codegen, kinds
-from gpuspec.version import __version__
 from gpuspec.codegen import Code, UnsafeValue
 from gpuspec.planning import TOO_DEEP, HarnessError
 from gpuspec.program import Program
 from gpuspec.resources import data_dir
+from gpuspec.version import __version__
 
 _STAGES: dict[str, object] = {}
 # Workload fields added after results files were first saved, and their defaults: a workload at its default keeps
@@ -51,10 +51,10 @@ def _structure(value) -> str:
         name = value.name if getattr(value, "stands_for", None) is None else f"{value.name}@{value.stands_for}"
         return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
-        # An observed figure changes what a workload implies, not what a harness measures. A stream launched from
-        # Fields added after keys were first saved keep the old keys at their defaults: who launches and how a
-        # figure was timed, whether a decode reads its embedding table (_LATER_OPTIONS), and any field marked to be left out at its default (attention's causal
-        # and implementation).
+        # An observed figure changes what a workload implies, not what a harness measures. Fields added after keys
+        # were first saved keep the old keys at their defaults: who launches, how a figure was timed and whether a
+        # decode reads its embedding table (_LATER_OPTIONS), and any field marked to be left out at its default
+        # (attention's causal and implementation).
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
                   if a.eq and a.name != "observed" and not (a.name in _LATER_OPTIONS
                                                             and getattr(value, a.name) == _LATER_OPTIONS[a.name])
