@@ -38,7 +38,8 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "shared_memory_reserved_per_block": (BYTES, "shared memory the runtime reserves per block"),
     "l1_shared_per_sm": (BYTES, "unified L1 and shared memory per SM"),
     "l2_size": (BYTES, "L2 cache, whole chip"),
-    "l2_bandwidth": (BANDWIDTH, "L2 read bandwidth, whole chip (a datasheet figure is a ceiling; its note says)"),
+    "l2_bandwidth": (BANDWIDTH, "L2 read bandwidth, whole chip (a datasheet figure is a ceiling, its note says; a "
+                                "profile's is measured: a kernel whose data stays in L2)"),
     "memory_size": (BYTES, "device memory (HBM or GDDR)"),
     "hbm_bandwidth": (BANDWIDTH, "device memory bandwidth"),
     "boost_clock": (FREQUENCY, "maximum boost clock"),
@@ -73,7 +74,6 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "kernel_gap": (TIME, "GPU time a kernel run back to back with others costs beyond its work (in profiles)"),
     "stream_launch_gap": (TIME, "GPU time a kernel launched from a stream costs beyond one in a CUDA graph "
                                 "(in profiles)"),
-    "l2_bandwidth": (BANDWIDTH, "bandwidth of a kernel whose data stays in L2 (measured, in profiles)"),
     "l2_usable": (BYTES, "the largest working set that stays in L2 at its bandwidth (measured, in profiles)"),
     "lone_kernel_latency": (TIME, "time of a tiny kernel timed alone after an L2 flush, between CUDA events "
                                   "(in profiles)"),
