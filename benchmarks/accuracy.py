@@ -3,6 +3,7 @@ the ideal model (datasheet ceilings) and the calibrated source (the published pr
 
     python benchmarks/accuracy.py            per figure, then the medians and worst errors by kind
     python benchmarks/accuracy.py --table    only the summary table, as README shows it
+    python benchmarks/accuracy.py --counts   the corpus's figures by file and device, as its README shows them
 
 Error = predicted time / measured time − 1 (a figure written as a rate is turned into a time first, by the
 language's own counts: model/observed.py). A figure is *in-sample* when its source (its `# origin:`) gave numbers to
@@ -117,7 +118,31 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
+def counts(found: list[Figure]) -> str:
+    """The corpus by file and device (devices by how many figures they have, then by name), and how many figures
+    of each file have a source that also gave profile numbers (`fits:` not none)."""
+    by_device: dict[str, int] = {}
+    for figure in found:
+        by_device[figure.device] = by_device.get(figure.device, 0) + 1
+    columns = sorted(by_device, key=lambda d: (-by_device[d], d))
+    lines = ["| file | figures | " + " | ".join(columns) + " | with fits |",
+             "| --- | --- | " + " | ".join("---" for _ in columns) + " | --- |"]
+
+    def row(label: str, mine: list[Figure]) -> str:
+        cells = [str(sum(f.device == d for f in mine)) or "-" for d in columns]
+        cells = [c if c != "0" else "-" for c in cells]
+        return f"| {label} | {len(mine)} | " + " | ".join(cells) + f" | {sum(f.in_sample for f in mine)} |"
+
+    for kind in KINDS:
+        lines.append(row(f"`{kind}.gpu`", [f for f in found if f.kind == kind]))
+    lines.append(row("all", found))
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
+    if "--counts" in argv:
+        print(counts(figures()))
+        return
     rows = evaluate()
     if "--table" not in argv:
         print(f"{'kind':13} {'figure':44} {'sample':6} {'measured':>10} {'ideal':>8} {'calib.':>8} {'left out':>8}")

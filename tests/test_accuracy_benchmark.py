@@ -33,6 +33,16 @@ def test_readme_shows_the_accuracy_table_the_benchmark_computes(accuracy, rows):
     assert f"sets the {figures} published measured figures" in readme
 
 
+def test_the_corpus_readme_counts_the_figures_there_are(accuracy, rows):
+    readme = (ROOT / "benchmarks" / "accuracy" / "corpus" / "README.md").read_text(encoding="utf-8")
+    table = accuracy.counts([figure for figure, _ in rows])
+    assert table in readme, "rerun `python benchmarks/accuracy.py --counts` and update the corpus README"
+    total = len(rows)
+    assert re.match(rf"# The accuracy corpus\n\n{total} published, measured figures", readme)
+    top = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"sets the {total} published measured figures" in top
+
+
 def test_every_figure_of_the_corpus_is_read_with_its_origin(accuracy, rows):
     names = set()
     for path in sorted((ROOT / "benchmarks" / "accuracy" / "corpus").glob("*.gpu")):
