@@ -44,7 +44,8 @@ _TERMINAL_WORDS = {
     "_DEDENT": "the end of the indented block",
     "$END": "the end of the file",
 }
-_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CARET", "SUP2", "SUP3"}
+_OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "TIMES": "×", "SLASH": "/", "AT": "@", "CARET": "^",
+              "SUP2": "²", "SUP3": "³"}
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
 
 
@@ -194,11 +195,14 @@ def _parse_alone(source: SpecText) -> nodes.Spec:
 def _describe(names: set[str]) -> str:
     terminals = {t.name: t for t in _parser().terminals}
     words = set()
-    if names & _OPERATORS:
-        words.add("an operator (+ - * / ^)")
+    operators = [symbol for name, symbol in _OPERATORS.items() if name in names]
+    if len(operators) > 1:
+        words.add(f"an operator ({' '.join(operators)})")
+    elif operators:
+        words.add(f"`{operators[0]}`")
     if names & _COMPARISONS:
         words.add("a comparison (= ≈ < ≤ > ≥)")
-    for name in names - _OPERATORS - _COMPARISONS:
+    for name in names - set(_OPERATORS) - _COMPARISONS:
         if name in _TERMINAL_WORDS:
             words.add(_TERMINAL_WORDS[name])
         elif name in terminals and isinstance(terminals[name].pattern, PatternStr):
@@ -209,7 +213,18 @@ def _describe(names: set[str]) -> str:
     return ", ".join(ordered[:-1]) + " or " + ordered[-1]
 
 
+def _expected(error: UnexpectedToken) -> set[str]:
+    """What the parser could have taken where it stopped: its table's entries for the state it was in. (The
+    lexer's own list leaves out symbols its unit pattern also matches, such as `×` and `²`.)"""
+    state = getattr(error, "state", None)
+    try:
+        return {name for name in state.parse_conf.parse_table.states[state.position] if name.isupper()}
+    except (AttributeError, KeyError, TypeError):
+        return set(error.expected)
+
+
 def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
+    help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
     if isinstance(error, UnexpectedCharacters):
@@ -217,7 +232,8 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
         expected, width = _describe(set(error.allowed or ())), 1
     elif isinstance(error, UnexpectedToken) and error.token.type != "$END":
         token = error.token
-        expected, width = _describe(set(error.expected)), max(1, len(str(token.value).split("\n")[0]))
+        expected_names = _expected(error)
+        expected, width = _describe(expected_names), max(1, len(str(token.value).split("\n")[0]))
         if token.type == "_INDENT":  # the indenter places it at the line break; point at the indented line
             found, line, column = "unexpected indentation", token.end_line + source.line_offset, 1
             width = max(1, token.end_column - 1)
@@ -227,6 +243,10 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             found, width = "the line ends early", 1
         else:
             found = f"unexpected `{token.value}`"
+            if token.type in ("PLUS", "MINUS") and "TIMES" in expected_names and "PLUS" not in expected_names:
+                help = "a claimed value that is a sum goes in brackets, the unit after them: `= (4096 + 128) * 2 B`"
+            elif token.type == "NUMBER" and str(getattr(error, "token_history", None) or "").endswith("x')]"):
+                help = "multiply with `*` or `×`: `x` after a number is a ratio (`80x`)"
     else:
         expected = _describe(set(getattr(error, "expected", ()) or ()))
         found, width = "the file ends early", 1
@@ -235,7 +255,7 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             line, column = len(lines) + source.line_offset, len(lines[-1]) + 1
     column += (source.column_offsets or {}).get(line - source.line_offset, 0)
     span = Span(source.path, line, column, line, column + width)
-    return Diagnostic("syntax", f"{found}; expected {expected}", span)
+    return Diagnostic("syntax", f"{found}; expected {expected}", span, help)
 
 
 class _Extent:
@@ -359,6 +379,17 @@ class _Builder(Transformer):
             raise _BadNumber(token, "this number is too large: gpuspec works in 64-bit floats, up to about 1.8e308")
         return nodes.Number(text, span=self._tspan(token))
 
+    def _count(self, token: Token, suffix: Token | None) -> nodes.Number:
+        """A count as written, with the SI suffix it may carry: `10k launches`, `context 32k` (`32Ki`: 32,768)."""
+        if suffix is None:
+            return self._number(token)
+        if str(suffix) not in nodes.COUNT_SUFFIXES or token.end_pos != suffix.start_pos:
+            raise _BadNumber(suffix, f"`{token}{'' if token.end_pos == suffix.start_pos else ' '}{suffix}` is not "
+                             "a count: a count is a whole number, or one with k, M or G (Ki, Mi, Gi) against it, "
+                             "such as `10k`")
+        number = self._number(token)
+        return nodes.Number(number.text + str(suffix), span=self._span(_Extent([token, suffix])))
+
     def _dim(self, token: Token) -> int:
         if len(token) > 18:
             raise _BadNumber(token, "this dimension is too large: at most 18 digits")
@@ -385,8 +416,8 @@ class _Builder(Transformer):
 
     @_with_extent
     def stream(self, meta, children):
-        count, _, _, name = children
-        return nodes.StreamNode(self._number(count), str(name), span=self._span(meta))
+        count, suffix, _, _, name = children
+        return nodes.StreamNode(self._count(count, suffix), str(name), span=self._span(meta))
 
     @_with_extent
     def decode(self, meta, children):
@@ -395,9 +426,12 @@ class _Builder(Transformer):
 
     @_with_extent
     def decode_pair(self, meta, children):
+        name, value, suffix = children
+        return nodes.DecodeSetting(str(name), self._count(value, suffix), None, span=self._span(meta))
+
+    @_with_extent
+    def decode_word(self, meta, children):
         name, value = children
-        if value.type == "NUMBER":
-            return nodes.DecodeSetting(str(name), self._number(value), None, span=self._span(meta))
         return nodes.DecodeSetting(str(name), None, str(value), span=self._span(meta))
 
     @_with_extent
@@ -532,10 +566,16 @@ class _Builder(Transformer):
         return nodes.ClaimNode("=", None, word, None, str(token), span=self._span(meta))
 
     @_with_extent
+    def bare_claim(self, meta, children):
+        amount, tolerance = children
+        return nodes.ClaimNode("=", None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
+
+    @_with_extent
     def implicit_claim(self, meta, children):
-        comparator, amount, tolerance = children
-        comparator = _COMPARATORS[str(comparator)] if comparator is not None else "="
-        return nodes.ClaimNode(comparator, None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
+        comparator, value, tolerance = children
+        meta = self._bracketed(meta)
+        return nodes.ClaimNode(_COMPARATORS[str(comparator)], None, value, tolerance, self._slice(meta).strip(),
+                               span=self._span(meta))
 
     @_with_extent
     def explicit_claim(self, meta, children):
@@ -552,6 +592,46 @@ class _Builder(Transformer):
     def point(self, meta, children):
         number, phrase = children
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta))
+
+    @_with_extent
+    def figure_value(self, meta, children):
+        formula, phrase = children
+        if isinstance(formula, nodes.Quantity):  # one number, perhaps in brackets: the usual point
+            return nodes.Amount("point", formula.number, None, phrase, span=self._span(meta))
+        meta = self._bracketed(meta)
+        return nodes.Figure(formula, phrase, self._slice(meta).strip(), span=self._span(meta))
+
+    @_with_extent
+    def ratio_value(self, meta, children):
+        formula, times, *words = children
+        phrase = nodes.Phrase(str(times), tuple(str(w) for w in words), span=self._span(_Extent([times, *words])))
+        if isinstance(formula, nodes.Quantity):
+            return nodes.Amount("point", formula.number, None, phrase, span=self._span(meta))
+        meta = self._bracketed(meta)
+        return nodes.Figure(formula, phrase, self._slice(meta).strip(), span=self._span(meta))
+
+    @_with_extent
+    def fnumber(self, meta, children):
+        return nodes.Quantity(self._number(children[0]), None, span=self._span(meta))
+
+    @_with_extent
+    def fbinop(self, meta, children):
+        left, op, right = children
+        return nodes.BinOp("*" if str(op) == "×" else str(op), left, right, span=self._span(meta))
+
+    @_with_extent
+    def fnegative_power(self, meta, children):
+        base, op, minus, exponent = children
+        negative = nodes.Neg(exponent, span=self._span(_Extent([minus, exponent], self._source.column_offsets)))
+        return nodes.BinOp("^", base, negative, span=self._span(meta))
+
+    @_with_extent
+    def fsquare(self, meta, children):
+        return self._power(meta, children[0], children[1], "2", None)
+
+    @_with_extent
+    def fcube(self, meta, children):
+        return self._power(meta, children[0], children[1], "3", None)
 
     @_with_extent
     def at_least(self, meta, children):
@@ -629,21 +709,36 @@ class _Builder(Transformer):
         left, op, right = children
         return nodes.BinOp(str(op), left, right, span=self._span(meta))
 
-    add = sub = mul = div = pow = matmul = _binop
+    add = sub = mul = div = matmul = _binop
+
+    @_with_extent
+    def pow(self, meta, children):
+        left, op, right = children
+        if isinstance(right, nodes.Quantity) and right.unit is not None:  # 8192^2 FLOP: the unit is the power's
+            exponent = nodes.Quantity(right.number, None, span=right.number.span)
+            power = nodes.BinOp("^", left, exponent, span=self._span(_Extent([left, op, exponent], self._source.column_offsets)))
+            return nodes.WithUnit(power, right.unit, span=self._span(meta))
+        return nodes.BinOp("^", left, right, span=self._span(meta))
 
     @_with_extent
     def neg(self, meta, children):
         return nodes.Neg(children[1], span=self._span(meta))
 
+    def _power(self, meta, base, token, exponent: str, unit):
+        """`8192²` as `8192 ^ 2`; with a unit after it (`8192² FLOP`) the unit is the power's."""
+        number = nodes.Quantity(nodes.Number(exponent, span=self._tspan(token)), None, span=self._tspan(token))
+        power = nodes.BinOp("^", base, number, span=self._span(_Extent([base, token], self._source.column_offsets)))
+        if unit is None:
+            return power
+        return nodes.WithUnit(power, str(unit), span=self._span(meta))
+
     @_with_extent
     def square(self, meta, children):
-        two = nodes.Quantity(nodes.Number("2", span=self._tspan(children[1])), None, span=self._tspan(children[1]))
-        return nodes.BinOp("^", children[0], two, span=self._span(meta))
+        return self._power(meta, children[0], children[1], "2", children[2])
 
     @_with_extent
     def cube(self, meta, children):
-        three = nodes.Quantity(nodes.Number("3", span=self._tspan(children[1])), None, span=self._tspan(children[1]))
-        return nodes.BinOp("^", children[0], three, span=self._span(meta))
+        return self._power(meta, children[0], children[1], "3", children[2])
 
     @_with_extent
     def quantity(self, meta, children):
@@ -657,6 +752,11 @@ class _Builder(Transformer):
     @_with_extent
     def member(self, meta, children):
         return nodes.Member(str(children[0]), str(children[1]), span=self._span(meta))
+
+    @_with_extent
+    def model_fact(self, meta, children):
+        model, _, attribute = str(children[0]).rpartition(".")
+        return nodes.ModelFact(model, attribute, span=self._span(meta))
 
     @_with_extent
     def device_field(self, meta, children):
