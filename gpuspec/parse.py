@@ -161,35 +161,136 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def parse(source: SpecText) -> nodes.Spec:
-    """Parse one spec. Raises SpecError with one located syntax diagnostic. Safe to call from several threads."""
+    """Parse one spec. Raises SpecError with every syntax error of the file, each located: after an error the
+    parse starts again at the next statement (or, in an indented block, the next claim). Safe to call from several
+    threads."""
     with _ONE_AT_A_TIME:
         return _parse_alone(source)
 
 
+class _Stopped(Exception):
+    """Where a parse stopped: the diagnostic, and the 0-based line of the text where it did; `first` when the
+    token it stopped at starts its line (the statement before it was left incomplete)."""
+
+    def __init__(self, diagnostic: Diagnostic, line: int | None, first: bool, block: bool = True):
+        self.diagnostic, self.line, self.first = diagnostic, line, first
+        self.block = block  # whether the line may be a claim of a block, to stand in for and read on
+
+
 def _parse_alone(source: SpecText) -> nodes.Spec:
+    try:
+        return nodes.Spec(source.path, _attempt(source))
+    except _Stopped as stopped:
+        raise SpecError([stopped.diagnostic, *_later_errors(source, stopped)]) from None
+
+
+def _attempt(source: SpecText) -> tuple:
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     _BUILDER.begin(source, text)
     _BRACKETS.clear()
     try:
-        statements = _parser().parse(text)
+        return _parser().parse(text)
     except UnexpectedInput as error:
-        raise SpecError([_syntax_diagnostic(error, source)]) from None
+        diagnostic = _syntax_diagnostic(error, source)
+        token = getattr(error, "token", None)
+        if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
+            raise _Stopped(diagnostic, None, False) from None
+        if token is not None and token.type == "_INDENT":  # a block where none opens: skip to the next statement
+            raise _Stopped(diagnostic, token.end_line - 1, False, block=False) from None
+        line = (token.line if token is not None else error.line) or 1
+        column = (token.column if token is not None else error.column) or 1
+        first = token is not None and token.type not in ("_NL", "_DEDENT") and column == 1
+        raise _Stopped(diagnostic, line - 1, first) from None
     except _BadNumber as error:
         token = error.token
         shift = (source.column_offsets or {}).get(token.line, 0)
         span = Span(source.path, token.line + source.line_offset, token.column + shift,
                     token.end_line + source.line_offset, token.end_column + shift)
-        raise SpecError([Diagnostic("bad-number", error.reason, span)]) from None
+        raise _Stopped(Diagnostic("bad-number", error.reason, span), token.line - 1, False) from None
     except _BadIndent as error:
         line = error.token.end_line + source.line_offset
         column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
         column += (source.column_offsets or {}).get(error.token.end_line, 0)
         span = Span(source.path, line, column, line, column + 1)
-        raise SpecError([Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
-                                    "indent every claim of a block by the same amount")]) from None
+        raise _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
+                                  "indent every claim of a block by the same amount"),
+                       error.token.end_line - 1, False) from None
     finally:
         _BRACKETS.clear()  # the tokens are not kept past the parse
-    return nodes.Spec(source.path, statements)
+
+
+# What stands in for a claim line that did not parse, so that the rest of its block is still read.
+_PLACEHOLDER_CLAIM = "memory-bound"
+_MOST_ERRORS = 1000  # past this many, a file is not what its author meant to be a spec: stop reporting
+
+
+def _later_errors(source: SpecText, stopped: _Stopped) -> list[Diagnostic]:
+    """The syntax errors after the first: the parse starts again at the statement after the one that failed (a
+    line at the margin, outside a quote), or at the same statement with a failed claim line of its block stood in
+    for, and goes on to the next error. Each start reads only what is after it, so the file is read about once
+    however many errors it has; the statements are not kept (a file with a syntax error is not resolved)."""
+    lines = source.text.split("\n")
+    starts = _statement_starts(lines)
+    found: list[Diagnostic] = []
+    begin, replaced = 0, {}  # the line this attempt started at; claim lines stood in for (index -> indentation)
+    while stopped.line is not None and len(found) < _MOST_ERRORS:
+        at = begin + stopped.line
+        statement = starts[bisect.bisect_right(starts, at) - 1] if starts and starts[0] <= at else 0
+        if stopped.first and at in starts and at > begin:  # the statement before it was cut short: retry this one
+            begin, replaced = at, {}
+        elif stopped.block and at not in starts and at > statement and lines[at].strip() and at not in replaced \
+                and _claim_line(lines, at):
+            replaced = {index: indent for index, indent in replaced.items() if index >= statement}
+            replaced[at] = lines[at][:len(lines[at]) - len(lines[at].lstrip(" \t"))]
+            begin = statement
+        else:
+            following = bisect.bisect_right(starts, at)
+            if following >= len(starts):
+                break
+            begin, replaced = starts[following], {}
+        segment = [replaced[i] + _PLACEHOLDER_CLAIM if i in replaced else lines[i] for i in range(begin, len(lines))]
+        shifts = {line - begin: shift for line, shift in (source.column_offsets or {}).items() if line > begin}
+        try:
+            _attempt(SpecText(source.path, "\n".join(segment), source.line_offset + begin, shifts or None))
+            break
+        except _Stopped as next_stop:
+            where = _place(next_stop.diagnostic)
+            if all(_place(seen) != where for seen in (stopped.diagnostic, *found)):
+                found.append(next_stop.diagnostic)
+            stopped = next_stop
+    return found
+
+
+def _place(diagnostic: Diagnostic) -> tuple:
+    span = diagnostic.span
+    return diagnostic.code, diagnostic.message, span.line if span else None, span.column if span else None
+
+
+def _claim_line(lines: list[str], index: int) -> bool:
+    """Whether a line can be stood in for by one claim: indented, and neither opening nor closing a quote or a
+    bracket that runs over other lines."""
+    line = lines[index]
+    code = line.split("#", 1)[0] if '"' not in line and "“" not in line else line
+    return (line[:1] in (" ", "\t") and code.count('"') % 2 == 0 and code.count("“") == code.count("”")
+            and code.count("(") == code.count(")") and code.count("[") == code.count("]"))
+
+
+def _statement_starts(lines: list[str]) -> list[int]:
+    """The 0-based lines where a statement starts: those with text at the margin that is not a comment, outside
+    a quoted sentence running over several lines."""
+    starts, quoted = [], None  # quoted: the mark that closes the open quote
+    for index, line in enumerate(lines):
+        if quoted is None and line[:1] not in ("", " ", "\t", "#"):
+            starts.append(index)
+        for char in line:
+            if quoted is not None:
+                if char == quoted:
+                    quoted = None
+            elif char == "#":
+                break
+            elif char in ('"', "“"):
+                quoted = '"' if char == '"' else "”"
+    return starts
 
 
 def _describe(names: set[str]) -> str:
