@@ -113,8 +113,24 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool
         lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:
         shown = derivation(verdict.actual) if whole else deciding(verdict.actual)
+        result = _result(verdict)
+        if result is not None:  # the value with the digits the message gave it, so the two agree
+            shown = [verdict.actual.derivation(result), *shown[1:]]
         lines.extend("    " + line for line in shown)
     return [shown_line(line) for line in lines]
+
+
+def _result(verdict: Verdict) -> str | None:
+    """The failing value as the message shows it, where the derivation would show fewer digits in the same unit
+    (`562.5 FLOP/B` against `562 FLOP/B`): None where they agree or the units differ."""
+    from gpuspec.verdicts import show
+
+    value, expected = verdict.actual, verdict.claim.expected
+    if value is None or isinstance(value.number, str) or expected.unit is None or value.low != value.high:
+        return None
+    formatted, shown = value.format(), show(value, expected)
+    same_unit = formatted.split(" ", 1)[1:] == shown.split(" ", 1)[1:] and " " in shown
+    return shown if same_unit and shown != formatted and len(shown) > len(formatted) else None
 
 
 def deciding(value: Value) -> list[str]:

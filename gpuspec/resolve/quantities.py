@@ -81,6 +81,9 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if isinstance(bound, TensorName):
             raise invalid("tensor-as-number", f"`{expr.id}` is a tensor, not a number", expr.span,
                           f"claim about a workload over it, e.g. `{expr.id} * 2 is ≈ 20 µs`")
+        help = _model_field_help(expr.id, workload)
+        if help is not None:
+            raise invalid("unknown-name", f"unknown name `{expr.id}`", expr.span, help)
         raise unknown_name(scope, expr.id, expr.span, metric_names=metrics.METRICS if workload else ())
     if isinstance(expr, nodes.ModelFact):
         return model_fact(scope, expr.model, expr.attribute, text, expr.span)
@@ -104,7 +107,8 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         metric = metrics.canonical(expr.attribute)
         if metric is None:
             raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
-                          did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+                          _model_field_help(expr.attribute, bound.workload)
+                          or did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
         return MetricRef(bound.workload, metric, text)
     if isinstance(expr, nodes.DeviceField):
         device = require_device(scope, expr.span)
@@ -146,6 +150,16 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
 # What a model says by its name alone (`mistral-7b.kv_bytes_per_token`): its catalog fields, and these metrics of
 # a decode step over it that need no device (weights and KV cache in bf16, as a decode step takes them by default).
 MODEL_METRICS = ("params", "layers", "active_params", "bytes_per_weight", "weight_bytes", "kv_bytes_per_token")
+
+
+def _model_field_help(name: str, workload) -> str | None:
+    """Help for a model's field (`hidden`) written where a workload's metric goes: where to find it instead (a
+    close metric's name, `idle` for `hidden`, would be no help)."""
+    if name not in llm_catalog.FIELDS or name in metrics.METRICS:
+        return None
+    model = getattr(workload, "model", None)
+    owner = getattr(model, "name", None) or "MODEL"
+    return f"`{name}` is a fact of the model, not a metric of the workload: write `{owner}.{name}`"
 
 
 def model_fact(scope: Scope, name: str, attribute: str, text: str, span: Span) -> Ref:
