@@ -301,6 +301,11 @@ def _apart(actual: Value, claimed: float, unit: units.Unit | None) -> tuple[str,
     if actual.low is not None and actual.high is not None and actual.low != actual.high:
         return show(actual, Expected("point", claimed, None, 0.0, unit, "")), units.format_in(claimed, unit)
     number = float(actual.number)  # type: ignore[arg-type]
+    whole = [value / unit.scale for value in (number, claimed)]
+    if unit.symbol not in ("%", "×") and all(w == int(w) and abs(w) < 2.0 ** 53 for w in whole):  # every digit
+        joiner = "" if unit.symbol[:1] in ("", "/") else " "
+        shown, comes_to = (f"{int(w):,}{joiner}{unit.symbol}" for w in whole)
+        return shown, comes_to
     for digits in range(4, 18):
         shown, comes_to = units.format_in(number, unit, digits), units.format_in(claimed, unit, digits)
         if shown != comes_to:
@@ -313,7 +318,7 @@ def _interval(centre: float, margin: float, unit: units.Unit | None) -> str:
     scale = unit.scale if unit else 1.0
     symbol = unit.symbol if unit else ""
     low, high = units.significant((centre - margin) / scale), units.significant((centre + margin) / scale)
-    joiner = "" if symbol in ("", "%", "×") else " "
+    joiner = "" if symbol in ("", "%", "×") or symbol.startswith("/") else " "
     return f"{low}–{high}{joiner}{symbol}"
 
 

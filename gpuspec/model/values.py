@@ -91,6 +91,8 @@ class Value(Record):
         names = _names_rule(self.rule, self.inputs).format(*(i.name for i in self.inputs))
         numbers = _numbers_rule(self.rule, self.inputs).format(*(i.format() for i in self.inputs))
         steps = [self.name, names]
+        if result is not None and numbers == self.format():  # the inputs' numbers are the value itself: say it once
+            numbers = result
         for step in (numbers, result or self.format()):
             if step != steps[-1]:
                 steps.append(step)

@@ -121,16 +121,24 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool
 
 
 def _result(verdict: Verdict) -> str | None:
-    """The failing value as the message shows it, where the derivation would show fewer digits in the same unit
-    (`562.5 FLOP/B` against `562 FLOP/B`): None where they agree or the units differ."""
-    from gpuspec.verdicts import show
+    """The failing value as the message shows it, where the derivation's fewer digits would seem to make the claim
+    hold (`= 562 FLOP/B` for 562.5 FLOP/B, which fails `= 562 FLOP/B`): None where they cannot be mistaken."""
+    from attrs import evolve
+
+    from gpuspec.verdicts import holds, show
 
     value, expected = verdict.actual, verdict.claim.expected
     if value is None or isinstance(value.number, str) or expected.unit is None or value.low != value.high:
         return None
     formatted, shown = value.format(), show(value, expected)
-    same_unit = formatted.split(" ", 1)[1:] == shown.split(" ", 1)[1:] and " " in shown
-    return shown if same_unit and shown != formatted and len(shown) > len(formatted) else None
+    number, _, unit = formatted.partition(" ")
+    if shown == formatted or unit != expected.unit.symbol:
+        return None
+    try:
+        rounded = float(number.replace(",", "")) * expected.unit.scale
+    except ValueError:
+        return None
+    return shown if holds(evolve(value, number=rounded), verdict.claim) else None
 
 
 def deciding(value: Value) -> list[str]:
