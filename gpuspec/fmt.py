@@ -231,8 +231,9 @@ def _shape(value):
     import attrs
 
     if attrs.has(type(value)):
-        # `text` of a claim or statement is its source as written (spacing included); elsewhere it is the value
-        skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject") else ("span",)
+        # `text` of a claim, a statement or a value written as arithmetic is its source as written (spacing included);
+    # elsewhere it is the value
+        skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject", "Figure") else ("span",)
         return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
                                               if a.name not in skipped)
     if isinstance(value, (list, tuple)):
