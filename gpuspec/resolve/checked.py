@@ -211,7 +211,8 @@ def constant(ref: Ref, span: Span) -> float:
         except ZeroDivisionError:
             raise invalid("division-by-zero", f"`{ref.text}` divides by zero", span) from None
         except OverflowError:  # 10^999: past a 64-bit float
-            raise invalid("not-finite", f"`{ref.text}` is too large to compute", span, _RANGE_HELP) from None
+            raise invalid("bad-arithmetic", f"`{ref.text}` cannot be computed: it is too large for a 64-bit float",
+                          span, _RANGE_HELP) from None
         except (ArithmeticError, ValueError) as error:
             raise invalid("bad-arithmetic", f"`{ref.text}` cannot be computed: {error}", span) from None
         if isinstance(value, complex):
