@@ -18,6 +18,8 @@ from gpuspec.text import normalized
 _TOKEN = re.compile(r"""
     (?P<string>"[^"]*"|“[^”]*”)
   | (?P<bound>(?:memory|compute|overhead)-bound\b)
+  | (?P<fact>[A-Za-z][A-Za-z0-9_.-]*-[0-9][A-Za-z0-9_.]*\.[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<persecond>(?<=[0-9])/s(?![\w(]))
   | (?P<dims>[0-9]+(?:[x×][0-9]+)+)
   | (?P<number>(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?:\+(?![0-9A-Za-z_(]))?)
   | (?P<word>(?![²³])[^\W\d_]\w*)
@@ -166,8 +168,11 @@ def _tokens(code: str) -> list[tuple[str, str]]:
                 value = value + "/" + raw[i + 2][1]
                 i += 2
             joined.append(("unit", value))
-        elif kind == "op" and value in ("%", "×") and joined and joined[-1][0] == "number":
-            joined.append(("unit", value))
+        elif kind == "op" and value in ("%", "×") and joined and joined[-1][0] == "number" \
+                and not (value == "×" and i + 1 < len(raw) and (raw[i + 1][0] == "number" or raw[i + 1][1] == "(")):
+            joined.append(("unit", value))  # 80×, 40%; but 2 × 8192² multiplies
+        elif kind == "persecond":
+            joined.append(("unit", value))  # 1000/s
         else:
             joined.append((kind, value))
         i += 1
@@ -178,7 +183,7 @@ def _gap(previous: tuple[str, str], current: tuple[str, str]) -> str:
     """The space between two tokens."""
     (pkind, pvalue), (kind, value) = previous, current
     if kind == "unit":
-        return "" if value in _ATTACHED_UNITS else " "
+        return "" if value in _ATTACHED_UNITS or value.startswith("/") else " "
     if value in (",", ")", "]", ":") or pvalue in ("(", "[") or pkind == "unary":
         return ""
     if value in _TIGHT or pvalue in _TIGHT or value in _TIGHT_LEFT:
@@ -226,8 +231,9 @@ def _shape(value):
     import attrs
 
     if attrs.has(type(value)):
-        # `text` of a claim or statement is its source as written (spacing included); elsewhere it is the value
-        skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject") else ("span",)
+        # `text` of a claim, a statement or a value written as arithmetic is its source as written (spacing included);
+    # elsewhere it is the value
+        skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject", "Figure") else ("span",)
         return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
                                               if a.name not in skipped)
     if isinstance(value, (list, tuple)):

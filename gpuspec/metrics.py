@@ -161,6 +161,8 @@ ALIASES = {
     "kv_cache_bytes": "kv_bytes",
     "weights": "weight_bytes",
     "overhead": "overhead_share",
+    "critical_batch": "compute_bound_batch",  # the batch where decoding turns compute-bound, as papers name it
+    "critical_batch_size": "compute_bound_batch",
 }
 
 # Count words (and what follows them) that name a metric: `62 waves`, `8 blocks per SM`.

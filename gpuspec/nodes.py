@@ -25,14 +25,30 @@ class Number(Record):
 
     @property
     def value(self) -> float:
-        return float(self.text.replace(",", ""))
+        digits, scale = split_count_suffix(self.text)
+        return float(digits.replace(",", "")) * scale
 
     @property
     def resolution(self) -> float:
-        """The place value of the last digit written: 1 for `62`, 0.1 for `33.5`, 1e7 for `8.03e9`."""
-        mantissa, _, exponent = self.text.replace(",", "").lower().partition("e")
+        """The place value of the last digit written: 1 for `62`, 0.1 for `33.5`, 1e7 for `8.03e9`, 1000 for `10k`."""
+        digits, scale = split_count_suffix(self.text)
+        mantissa, _, exponent = digits.replace(",", "").lower().partition("e")
         decimals = len(mantissa.partition(".")[2])
-        return 10.0 ** (int(exponent or 0) - decimals)
+        return 10.0 ** (int(exponent or 0) - decimals) * scale
+
+
+# The suffixes a count may carry where a count is written (`10k launches`, `context 32k`): decimal as SI has them,
+# binary with an i (`32Ki` is 32,768).
+COUNT_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30}
+
+
+def split_count_suffix(text: str) -> tuple[str, float]:
+    """`10k` -> (`10`, 1000.0); a number without a suffix -> (itself, 1.0)."""
+    for length in (2, 1):
+        suffix = text[-length:]
+        if len(text) > length and suffix in COUNT_SUFFIXES and text[-length - 1].isdigit():
+            return text[:-length], COUNT_SUFFIXES[suffix]
+    return text, 1.0
 
 
 @record
@@ -52,6 +68,17 @@ class Amount(Record):
     low: Number
     high: Number | None
     phrase: Phrase | None
+    span: Span = _span()
+
+
+@record
+class Figure(Record):
+    """The value side of a claim written as the arithmetic that gives it, over plain numbers, with the unit after
+    it applying to the whole: `2 * 512^3 FLOP`, `2 × 8192² FLOP`, `(4096 + 128) * 2 B`."""
+
+    formula: "Expr"
+    phrase: Phrase | None
+    text: str
     span: Span = _span()
 
 
@@ -102,6 +129,24 @@ class Member(Record):
 
 
 @record
+class ModelFact(Record):
+    """`mistral-7b.kv_bytes_per_token`: a fact of a model of the catalog (or of one the spec defined), by name."""
+
+    model: str
+    attribute: str
+    span: Span = _span()
+
+
+@record
+class WithUnit(Record):
+    """A power with a unit after it: `8192² FLOP`, `512^3 FLOP`; the unit is the power's, not its exponent's."""
+
+    expr: "Expr"
+    unit: str
+    span: Span = _span()
+
+
+@record
 class DeviceField(Record):
     """`device.hbm_bandwidth`: a field of the current device."""
 
@@ -134,7 +179,7 @@ class Call(Record):
     span: Span = _span()
 
 
-Expr = Union[Quantity, Name, Member, DeviceField, BinOp, Neg, Call]
+Expr = Union[Quantity, Name, Member, ModelFact, DeviceField, BinOp, Neg, Call, WithUnit]
 
 
 # --- tensors and workload options -----------------------------------------------------------------
@@ -216,7 +261,7 @@ class ClaimNode(Record):
 
     comparator: str  # canonical: = ≈ < ≤ > ≥
     subject: Expr | None
-    value: Amount | Word
+    value: Amount | Figure | Word
     tolerance: ToleranceNode | None
     text: str
     practice: bool = False  # written after `in practice`: about real hardware, not the ideal model

@@ -44,7 +44,8 @@ _TERMINAL_WORDS = {
     "_DEDENT": "the end of the indented block",
     "$END": "the end of the file",
 }
-_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CARET", "SUP2", "SUP3"}
+_OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "TIMES": "×", "SLASH": "/", "AT": "@", "CARET": "^",
+              "SUP2": "²", "SUP3": "³"}
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
 
 
@@ -160,45 +161,149 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def parse(source: SpecText) -> nodes.Spec:
-    """Parse one spec. Raises SpecError with one located syntax diagnostic. Safe to call from several threads."""
+    """Parse one spec. Raises SpecError with every syntax error of the file, each located: after an error the
+    parse starts again at the next statement (or, in an indented block, the next claim). Safe to call from several
+    threads."""
     with _ONE_AT_A_TIME:
         return _parse_alone(source)
 
 
+class _Stopped(Exception):
+    """Where a parse stopped: the diagnostic, and the 0-based line of the text where it did; `first` when the
+    token it stopped at starts its line (the statement before it was left incomplete)."""
+
+    def __init__(self, diagnostic: Diagnostic, line: int | None, first: bool, block: bool = True):
+        self.diagnostic, self.line, self.first = diagnostic, line, first
+        self.block = block  # whether the line may be a claim of a block, to stand in for and read on
+
+
 def _parse_alone(source: SpecText) -> nodes.Spec:
+    try:
+        return nodes.Spec(source.path, _attempt(source))
+    except _Stopped as stopped:
+        raise SpecError([stopped.diagnostic, *_later_errors(source, stopped)]) from None
+
+
+def _attempt(source: SpecText) -> tuple:
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     _BUILDER.begin(source, text)
     _BRACKETS.clear()
     try:
-        statements = _parser().parse(text)
+        return _parser().parse(text)
     except UnexpectedInput as error:
-        raise SpecError([_syntax_diagnostic(error, source)]) from None
+        diagnostic = _syntax_diagnostic(error, source)
+        token = getattr(error, "token", None)
+        if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
+            raise _Stopped(diagnostic, None, False) from None
+        if token is not None and token.type == "_INDENT":  # a block where none opens: skip to the next statement
+            raise _Stopped(diagnostic, token.end_line - 1, False, block=False) from None
+        line = (token.line if token is not None else error.line) or 1
+        column = (token.column if token is not None else error.column) or 1
+        first = token is not None and token.type not in ("_NL", "_DEDENT") and column == 1
+        raise _Stopped(diagnostic, line - 1, first) from None
     except _BadNumber as error:
         token = error.token
         shift = (source.column_offsets or {}).get(token.line, 0)
         span = Span(source.path, token.line + source.line_offset, token.column + shift,
                     token.end_line + source.line_offset, token.end_column + shift)
-        raise SpecError([Diagnostic("bad-number", error.reason, span)]) from None
+        raise _Stopped(Diagnostic("bad-number", error.reason, span), token.line - 1, False) from None
     except _BadIndent as error:
         line = error.token.end_line + source.line_offset
         column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
         column += (source.column_offsets or {}).get(error.token.end_line, 0)
         span = Span(source.path, line, column, line, column + 1)
-        raise SpecError([Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
-                                    "indent every claim of a block by the same amount")]) from None
+        raise _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
+                                  "indent every claim of a block by the same amount"),
+                       error.token.end_line - 1, False) from None
     finally:
         _BRACKETS.clear()  # the tokens are not kept past the parse
-    return nodes.Spec(source.path, statements)
+
+
+# What stands in for a claim line that did not parse, so that the rest of its block is still read.
+_PLACEHOLDER_CLAIM = "memory-bound"
+_MOST_ERRORS = 1000  # past this many, a file is not what its author meant to be a spec: stop reporting
+
+
+def _later_errors(source: SpecText, stopped: _Stopped) -> list[Diagnostic]:
+    """The syntax errors after the first: the parse starts again at the statement after the one that failed (a
+    line at the margin, outside a quote), or at the same statement with a failed claim line of its block stood in
+    for, and goes on to the next error. Each start reads only what is after it, so the file is read about once
+    however many errors it has; the statements are not kept (a file with a syntax error is not resolved)."""
+    lines = source.text.split("\n")
+    starts = _statement_starts(lines)
+    found: list[Diagnostic] = []
+    begin, replaced = 0, {}  # the line this attempt started at; claim lines stood in for (index -> indentation)
+    while stopped.line is not None and len(found) < _MOST_ERRORS:
+        at = begin + stopped.line
+        statement = starts[bisect.bisect_right(starts, at) - 1] if starts and starts[0] <= at else 0
+        if stopped.first and at in starts and at > begin:  # the statement before it was cut short: retry this one
+            begin, replaced = at, {}
+        elif stopped.block and at not in starts and at > statement and lines[at].strip() and at not in replaced \
+                and _claim_line(lines, at):
+            replaced = {index: indent for index, indent in replaced.items() if index >= statement}
+            replaced[at] = lines[at][:len(lines[at]) - len(lines[at].lstrip(" \t"))]
+            begin = statement
+        else:
+            following = bisect.bisect_right(starts, at)
+            if following >= len(starts):
+                break
+            begin, replaced = starts[following], {}
+        segment = [replaced[i] + _PLACEHOLDER_CLAIM if i in replaced else lines[i] for i in range(begin, len(lines))]
+        shifts = {line - begin: shift for line, shift in (source.column_offsets or {}).items() if line > begin}
+        try:
+            _attempt(SpecText(source.path, "\n".join(segment), source.line_offset + begin, shifts or None))
+            break
+        except _Stopped as next_stop:
+            where = _place(next_stop.diagnostic)
+            if all(_place(seen) != where for seen in (stopped.diagnostic, *found)):
+                found.append(next_stop.diagnostic)
+            stopped = next_stop
+    return found
+
+
+def _place(diagnostic: Diagnostic) -> tuple:
+    span = diagnostic.span
+    return diagnostic.code, diagnostic.message, span.line if span else None, span.column if span else None
+
+
+def _claim_line(lines: list[str], index: int) -> bool:
+    """Whether a line can be stood in for by one claim: indented, and neither opening nor closing a quote or a
+    bracket that runs over other lines."""
+    line = lines[index]
+    code = line.split("#", 1)[0] if '"' not in line and "“" not in line else line
+    return (line[:1] in (" ", "\t") and code.count('"') % 2 == 0 and code.count("“") == code.count("”")
+            and code.count("(") == code.count(")") and code.count("[") == code.count("]"))
+
+
+def _statement_starts(lines: list[str]) -> list[int]:
+    """The 0-based lines where a statement starts: those with text at the margin that is not a comment, outside
+    a quoted sentence running over several lines."""
+    starts, quoted = [], None  # quoted: the mark that closes the open quote
+    for index, line in enumerate(lines):
+        if quoted is None and line[:1] not in ("", " ", "\t", "#"):
+            starts.append(index)
+        for char in line:
+            if quoted is not None:
+                if char == quoted:
+                    quoted = None
+            elif char == "#":
+                break
+            elif char in ('"', "“"):
+                quoted = '"' if char == '"' else "”"
+    return starts
 
 
 def _describe(names: set[str]) -> str:
     terminals = {t.name: t for t in _parser().terminals}
     words = set()
-    if names & _OPERATORS:
-        words.add("an operator (+ - * / ^)")
+    operators = [symbol for name, symbol in _OPERATORS.items() if name in names]
+    if len(operators) > 1:
+        words.add(f"an operator ({' '.join(operators)})")
+    elif operators:
+        words.add(f"`{operators[0]}`")
     if names & _COMPARISONS:
         words.add("a comparison (= ≈ < ≤ > ≥)")
-    for name in names - _OPERATORS - _COMPARISONS:
+    for name in names - set(_OPERATORS) - _COMPARISONS:
         if name in _TERMINAL_WORDS:
             words.add(_TERMINAL_WORDS[name])
         elif name in terminals and isinstance(terminals[name].pattern, PatternStr):
@@ -209,7 +314,18 @@ def _describe(names: set[str]) -> str:
     return ", ".join(ordered[:-1]) + " or " + ordered[-1]
 
 
+def _expected(error: UnexpectedToken) -> set[str]:
+    """What the parser could have taken where it stopped: its table's entries for the state it was in. (The
+    lexer's own list leaves out symbols its unit pattern also matches, such as `×` and `²`.)"""
+    state = getattr(error, "state", None)
+    try:
+        return {name for name in state.parse_conf.parse_table.states[state.position] if name.isupper()}
+    except (AttributeError, KeyError, TypeError):
+        return set(error.expected)
+
+
 def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
+    help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
     if isinstance(error, UnexpectedCharacters):
@@ -217,7 +333,8 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
         expected, width = _describe(set(error.allowed or ())), 1
     elif isinstance(error, UnexpectedToken) and error.token.type != "$END":
         token = error.token
-        expected, width = _describe(set(error.expected)), max(1, len(str(token.value).split("\n")[0]))
+        expected_names = _expected(error)
+        expected, width = _describe(expected_names), max(1, len(str(token.value).split("\n")[0]))
         if token.type == "_INDENT":  # the indenter places it at the line break; point at the indented line
             found, line, column = "unexpected indentation", token.end_line + source.line_offset, 1
             width = max(1, token.end_column - 1)
@@ -227,6 +344,10 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             found, width = "the line ends early", 1
         else:
             found = f"unexpected `{token.value}`"
+            if token.type in ("PLUS", "MINUS") and "TIMES" in expected_names and "PLUS" not in expected_names:
+                help = "a claimed value that is a sum goes in brackets, the unit after them: `= (4096 + 128) * 2 B`"
+            elif token.type == "NUMBER" and str(getattr(error, "token_history", None) or "").endswith("x')]"):
+                help = "multiply with `*` or `×`: `x` after a number is a ratio (`80x`)"
     else:
         expected = _describe(set(getattr(error, "expected", ()) or ()))
         found, width = "the file ends early", 1
@@ -235,7 +356,7 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             line, column = len(lines) + source.line_offset, len(lines[-1]) + 1
     column += (source.column_offsets or {}).get(line - source.line_offset, 0)
     span = Span(source.path, line, column, line, column + width)
-    return Diagnostic("syntax", f"{found}; expected {expected}", span)
+    return Diagnostic("syntax", f"{found}; expected {expected}", span, help)
 
 
 class _Extent:
@@ -359,6 +480,17 @@ class _Builder(Transformer):
             raise _BadNumber(token, "this number is too large: gpuspec works in 64-bit floats, up to about 1.8e308")
         return nodes.Number(text, span=self._tspan(token))
 
+    def _count(self, token: Token, suffix: Token | None) -> nodes.Number:
+        """A count as written, with the SI suffix it may carry: `10k launches`, `context 32k` (`32Ki`: 32,768)."""
+        if suffix is None:
+            return self._number(token)
+        if str(suffix) not in nodes.COUNT_SUFFIXES or token.end_pos != suffix.start_pos:
+            raise _BadNumber(suffix, f"`{token}{'' if token.end_pos == suffix.start_pos else ' '}{suffix}` is not "
+                             "a count: a count is a whole number, or one with k, M or G (Ki, Mi, Gi) against it, "
+                             "such as `10k`")
+        number = self._number(token)
+        return nodes.Number(number.text + str(suffix), span=self._span(_Extent([token, suffix])))
+
     def _dim(self, token: Token) -> int:
         if len(token) > 18:
             raise _BadNumber(token, "this dimension is too large: at most 18 digits")
@@ -385,8 +517,8 @@ class _Builder(Transformer):
 
     @_with_extent
     def stream(self, meta, children):
-        count, _, _, name = children
-        return nodes.StreamNode(self._number(count), str(name), span=self._span(meta))
+        count, suffix, _, _, name = children
+        return nodes.StreamNode(self._count(count, suffix), str(name), span=self._span(meta))
 
     @_with_extent
     def decode(self, meta, children):
@@ -395,9 +527,12 @@ class _Builder(Transformer):
 
     @_with_extent
     def decode_pair(self, meta, children):
+        name, value, suffix = children
+        return nodes.DecodeSetting(str(name), self._count(value, suffix), None, span=self._span(meta))
+
+    @_with_extent
+    def decode_word(self, meta, children):
         name, value = children
-        if value.type == "NUMBER":
-            return nodes.DecodeSetting(str(name), self._number(value), None, span=self._span(meta))
         return nodes.DecodeSetting(str(name), None, str(value), span=self._span(meta))
 
     @_with_extent
@@ -532,10 +667,16 @@ class _Builder(Transformer):
         return nodes.ClaimNode("=", None, word, None, str(token), span=self._span(meta))
 
     @_with_extent
+    def bare_claim(self, meta, children):
+        amount, tolerance = children
+        return nodes.ClaimNode("=", None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
+
+    @_with_extent
     def implicit_claim(self, meta, children):
-        comparator, amount, tolerance = children
-        comparator = _COMPARATORS[str(comparator)] if comparator is not None else "="
-        return nodes.ClaimNode(comparator, None, amount, tolerance, self._slice(meta).strip(), span=self._span(meta))
+        comparator, value, tolerance = children
+        meta = self._bracketed(meta)
+        return nodes.ClaimNode(_COMPARATORS[str(comparator)], None, value, tolerance, self._slice(meta).strip(),
+                               span=self._span(meta))
 
     @_with_extent
     def explicit_claim(self, meta, children):
@@ -552,6 +693,46 @@ class _Builder(Transformer):
     def point(self, meta, children):
         number, phrase = children
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta))
+
+    @_with_extent
+    def figure_value(self, meta, children):
+        formula, phrase = children
+        if isinstance(formula, nodes.Quantity):  # one number, perhaps in brackets: the usual point
+            return nodes.Amount("point", formula.number, None, phrase, span=self._span(meta))
+        meta = self._bracketed(meta)
+        return nodes.Figure(formula, phrase, self._slice(meta).strip(), span=self._span(meta))
+
+    @_with_extent
+    def ratio_value(self, meta, children):
+        formula, times, *words = children
+        phrase = nodes.Phrase(str(times), tuple(str(w) for w in words), span=self._span(_Extent([times, *words])))
+        if isinstance(formula, nodes.Quantity):
+            return nodes.Amount("point", formula.number, None, phrase, span=self._span(meta))
+        meta = self._bracketed(meta)
+        return nodes.Figure(formula, phrase, self._slice(meta).strip(), span=self._span(meta))
+
+    @_with_extent
+    def fnumber(self, meta, children):
+        return nodes.Quantity(self._number(children[0]), None, span=self._span(meta))
+
+    @_with_extent
+    def fbinop(self, meta, children):
+        left, op, right = children
+        return nodes.BinOp("*" if str(op) == "×" else str(op), left, right, span=self._span(meta))
+
+    @_with_extent
+    def fnegative_power(self, meta, children):
+        base, op, minus, exponent = children
+        negative = nodes.Neg(exponent, span=self._span(_Extent([minus, exponent], self._source.column_offsets)))
+        return nodes.BinOp("^", base, negative, span=self._span(meta))
+
+    @_with_extent
+    def fsquare(self, meta, children):
+        return self._power(meta, children[0], children[1], "2", None)
+
+    @_with_extent
+    def fcube(self, meta, children):
+        return self._power(meta, children[0], children[1], "3", None)
 
     @_with_extent
     def at_least(self, meta, children):
@@ -629,21 +810,36 @@ class _Builder(Transformer):
         left, op, right = children
         return nodes.BinOp(str(op), left, right, span=self._span(meta))
 
-    add = sub = mul = div = pow = matmul = _binop
+    add = sub = mul = div = matmul = _binop
+
+    @_with_extent
+    def pow(self, meta, children):
+        left, op, right = children
+        if isinstance(right, nodes.Quantity) and right.unit is not None:  # 8192^2 FLOP: the unit is the power's
+            exponent = nodes.Quantity(right.number, None, span=right.number.span)
+            power = nodes.BinOp("^", left, exponent, span=self._span(_Extent([left, op, exponent], self._source.column_offsets)))
+            return nodes.WithUnit(power, right.unit, span=self._span(meta))
+        return nodes.BinOp("^", left, right, span=self._span(meta))
 
     @_with_extent
     def neg(self, meta, children):
         return nodes.Neg(children[1], span=self._span(meta))
 
+    def _power(self, meta, base, token, exponent: str, unit):
+        """`8192²` as `8192 ^ 2`; with a unit after it (`8192² FLOP`) the unit is the power's."""
+        number = nodes.Quantity(nodes.Number(exponent, span=self._tspan(token)), None, span=self._tspan(token))
+        power = nodes.BinOp("^", base, number, span=self._span(_Extent([base, token], self._source.column_offsets)))
+        if unit is None:
+            return power
+        return nodes.WithUnit(power, str(unit), span=self._span(meta))
+
     @_with_extent
     def square(self, meta, children):
-        two = nodes.Quantity(nodes.Number("2", span=self._tspan(children[1])), None, span=self._tspan(children[1]))
-        return nodes.BinOp("^", children[0], two, span=self._span(meta))
+        return self._power(meta, children[0], children[1], "2", children[2])
 
     @_with_extent
     def cube(self, meta, children):
-        three = nodes.Quantity(nodes.Number("3", span=self._tspan(children[1])), None, span=self._tspan(children[1]))
-        return nodes.BinOp("^", children[0], three, span=self._span(meta))
+        return self._power(meta, children[0], children[1], "3", children[2])
 
     @_with_extent
     def quantity(self, meta, children):
@@ -657,6 +853,11 @@ class _Builder(Transformer):
     @_with_extent
     def member(self, meta, children):
         return nodes.Member(str(children[0]), str(children[1]), span=self._span(meta))
+
+    @_with_extent
+    def model_fact(self, meta, children):
+        model, _, attribute = str(children[0]).rpartition(".")
+        return nodes.ModelFact(model, attribute, span=self._span(meta))
 
     @_with_extent
     def device_field(self, meta, children):

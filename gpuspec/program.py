@@ -86,6 +86,7 @@ class Expected(Record):
     written: str
     span: Span | None = None  # where the number (or word) is written, for --update
     written_number: str = ""  # the number (or word) exactly as written
+    arithmetic: bool = False  # written as the arithmetic that gives it (`2 * 512^3 FLOP`): exact; --update leaves it
 
 
 @record

@@ -20,7 +20,8 @@ CYCLES: Dimension = (0, 0, 0, 1, 0)
 POWER: Dimension = (0, 0, 0, 0, 1)
 BANDWIDTH: Dimension = (-1, 1, 0, 0, 0)
 FLOP_RATE: Dimension = (-1, 0, 1, 0, 0)
-TOKEN_RATE: Dimension = (-1, 0, 0, 0, 0)  # a count per second: tokens/s
+PER_SECOND: Dimension = (-1, 0, 0, 0, 0)  # a count per second: 1000/s, tokens/s, launches/s
+TOKEN_RATE = PER_SECOND  # the name it had: a token rate is one such count
 INTENSITY: Dimension = (0, -1, 1, 0, 0)
 FREQUENCY: Dimension = (-1, 0, 0, 1, 0)  # a clock counts cycles per second
 
@@ -84,7 +85,7 @@ COUNT_NOUNS = frozenset({
     "waves", "wave", "blocks", "block", "elements", "element", "kernels", "kernel", "launches", "launch",
     "threads", "thread", "warps", "warp", "SMs", "SM", "tokens", "token", "layers", "layer", "ops",
     "params", "parameters", "nodes", "node", "registers", "round", "trips", "numbers", "values", "steps",
-    "tiles", "tile",
+    "tiles", "tile", "requests", "request", "sequences", "sequence",
 })
 _RATIO = {"×": 1.0, "x": 1.0, "X": 1.0, "%": 0.01}
 
@@ -98,7 +99,7 @@ def parse_unit(text: str) -> Unit:
         return Unit(text, 1.0, COUNT, noun=text)
     if "/" in text:
         top, _, bottom = text.partition("/")
-        a, b = parse_unit(top), parse_unit(bottom)
+        a, b = (parse_unit(top) if top else Unit("", 1.0, COUNT)), parse_unit(bottom)  # `/s`: a count per second
         return Unit(text, a.scale / b.scale, divide(a.dimension, b.dimension), a.noun)
     for prefix in sorted(_PREFIXES, key=len, reverse=True):
         if text.startswith(prefix) and text[len(prefix):] in _BASES:
@@ -116,8 +117,26 @@ def known_units() -> list[str]:
     """Common spellings, for 'did you mean' help."""
     common = ["ns", "µs", "us", "ms", "s", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
               "GB/s", "TB/s", "FLOP", "MFLOP", "GFLOP", "TFLOP", "TFLOP/s", "TFLOPS", "FLOP/B",
-              "MHz", "GHz", "cycles", "W", "%", "×"]
+              "MHz", "GHz", "cycles", "W", "%", "×", "/s", "tokens/s", "launches/s", "kernels/s"]
     return common + sorted(COUNT_NOUNS)
+
+
+# Shortenings that are not units here, and what to write: `tok/s` is `tokens/s`.
+SHORTENED = {"tok": "tokens", "toks": "tokens", "tkn": "tokens", "tkns": "tokens", "req": "requests",
+             "seq": "sequences", "seqs": "sequences", "it": "steps", "iter": "steps", "iters": "steps"}
+
+
+def spelled_out(text: str) -> str | None:
+    """The unit a shortening stands for (`tok/s` -> `tokens/s`), if it is one gpuspec knows."""
+    top, slash, bottom = text.partition("/")
+    if top in SHORTENED:
+        candidate = SHORTENED[top] + slash + bottom
+        try:
+            parse_unit(candidate)
+        except UnknownUnit:
+            return None
+        return candidate
+    return None
 
 
 # --- formatting -----------------------------------------------------------------------------------
@@ -192,5 +211,5 @@ def format_in(number: float, unit: Unit, digits: int = 4, at_least_decimals: int
             text = f"{scaled:.{at_least_decimals}f}"
     if unit.noun and "/" not in unit.symbol:  # counted things read best as plain numbers: `waves = 62.06`
         return text
-    joiner = "" if unit.symbol in ("%", "×") or unit.symbol in _LARGE_PREFIXES else " "
+    joiner = "" if unit.symbol in ("%", "×") or unit.symbol in _LARGE_PREFIXES or unit.symbol[:1] == "/" else " "
     return f"{text}{joiner}{unit.symbol}"

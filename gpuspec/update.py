@@ -22,7 +22,7 @@ def replacements(verdicts: list[Verdict]) -> dict[str, list[Edit]]:
     """By file, the edits (line, column, end_column, new text) that make each failing model claim true.
 
     Claims about words (bounds) take the computed word; ranges, bounds and open bounds are left for a person,
-    as are values no number can be written for (negative or not finite).
+    as are values written as arithmetic and values no number can be written for (negative or not finite).
     """
     edits: dict[str, dict[tuple[int, int], Edit]] = {}
     for verdict in verdicts:
@@ -31,6 +31,8 @@ def replacements(verdicts: list[Verdict]) -> dict[str, list[Edit]]:
             continue
         expected = claim.expected
         if expected.span is None or claim.comparator not in ("=", "≈") or expected.kind not in ("point", "word"):
+            continue
+        if expected.arithmetic:  # the arithmetic a person wrote (`2 * 512^3 FLOP`) is theirs to correct
             continue
         if expected.kind == "word":
             new = str(verdict.actual.number)

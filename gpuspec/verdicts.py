@@ -67,6 +67,8 @@ def holds(actual: Value, claim: Claim) -> bool:
         return want - half - widen - slack <= low and high < top + half + widen + slack
     comparator = claim.comparator
     if comparator == "=":
+        if half == 0:  # a value written as arithmetic is exact: equal but for rounding noise
+            return _overlap(low, high, want - slack, want + slack)
         return _overlap(low, high, want - half - slack, want + half - slack)
     if comparator == "≈":
         tolerance = _tolerance(claim, want)
@@ -272,7 +274,17 @@ def describe(actual: Value, claim: Claim, passed: bool) -> str:
     shown = show(actual, expected)
     if expected.kind == "word":
         return f"{claim.metric} is {shown}" if passed else f"{claim.metric} is {shown}, not {expected.low}"
-    wanted = f"{'' if claim.comparator == '=' else claim.comparator + ' '}{expected.written}"
+    written = expected.written
+    if expected.arithmetic:  # what the arithmetic comes to, with the digits that tell it from the value
+        if passed:
+            comes_to = show_number(float(expected.low), expected.unit)  # type: ignore[arg-type]
+        else:
+            shown, comes_to = _apart(actual, float(expected.low), expected.unit)  # type: ignore[arg-type]
+        if comes_to != expected.written:
+            written = f"{expected.written} = {comes_to}"
+        if claim.comparator == "=" and not passed:
+            return f"{claim.metric} = {shown}, not {written}"
+    wanted = f"{'' if claim.comparator == '=' else claim.comparator + ' '}{written}"
     if claim.comparator == "≈" and claim.tolerance is not None and expected.kind == "point":
         margin = _tolerance(claim, float(expected.low))  # type: ignore[arg-type]
         wanted += f" ({claim.tolerance.written}: {_interval(float(expected.low), margin, expected.unit)})"  # type: ignore[arg-type]
@@ -283,12 +295,31 @@ def describe(actual: Value, claim: Claim, passed: bool) -> str:
     return f"{claim.metric} = {shown}, not {wanted}"
 
 
+def _apart(actual: Value, claimed: float, unit: units.Unit | None) -> tuple[str, str]:
+    """The value and a claimed number in the claim's unit, with as many digits as it takes to tell them apart (up
+    to what a double holds): `536,870,912 FLOP` against `268,435,456 FLOP`, `562.5` against `562.0`."""
+    unit = unit or units.Unit("", 1.0, units.COUNT)
+    if actual.low is not None and actual.high is not None and actual.low != actual.high:
+        return show(actual, Expected("point", claimed, None, 0.0, unit, "")), units.format_in(claimed, unit)
+    number = float(actual.number)  # type: ignore[arg-type]
+    whole = [value / unit.scale for value in (number, claimed)]
+    if unit.symbol not in ("%", "×") and all(w == int(w) and abs(w) < 2.0 ** 53 for w in whole):  # every digit
+        joiner = "" if unit.symbol[:1] in ("", "/") else " "
+        shown, comes_to = (f"{int(w):,}{joiner}{unit.symbol}" for w in whole)
+        return shown, comes_to
+    for digits in range(4, 18):
+        shown, comes_to = units.format_in(number, unit, digits), units.format_in(claimed, unit, digits)
+        if shown != comes_to:
+            break
+    return shown, comes_to
+
+
 def _interval(centre: float, margin: float, unit: units.Unit | None) -> str:
     """`27.0–33.0 µs`: the interval a tolerance allows, in the claim's unit."""
     scale = unit.scale if unit else 1.0
     symbol = unit.symbol if unit else ""
     low, high = units.significant((centre - margin) / scale), units.significant((centre + margin) / scale)
-    joiner = "" if symbol in ("", "%", "×") else " "
+    joiner = "" if symbol in ("", "%", "×") or symbol.startswith("/") else " "
     return f"{low}–{high}{joiner}{symbol}"
 
 
@@ -307,6 +338,6 @@ def show_number(number: float, unit: units.Unit | None, expected: Expected | Non
     decimals = 0
     if expected is not None and expected.unit is not None:
         step = expected.resolution / expected.unit.scale
-        decimals = max(0, len(f"{step:.12f}".rstrip("0").partition(".")[2])) + 1 if step < 1 else 0
+        decimals = max(0, len(f"{step:.12f}".rstrip("0").partition(".")[2])) + 1 if 0 < step < 1 else 0
     text = units.format_in(number, unit, at_least_decimals=decimals)
     return text if unit.symbol else text.strip()

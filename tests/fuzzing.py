@@ -168,7 +168,7 @@ def tolerances(draw) -> str:
 def claims(draw, kind: str) -> str:
     """One claim about a workload of `kind`: bound, implicit, explicit, range, lower bound, or arithmetic."""
     form = pick(draw, ("bound", "implicit", "implicit", "explicit", "explicit", "range", "at_least",
-                                 "ratio"))
+                                 "ratio", "arithmetic"))
     if form == "bound" and kind in ("collective", "training"):  # they have no bound
         form = "explicit"
     if form == "bound":
@@ -190,6 +190,13 @@ def claims(draw, kind: str) -> str:
         other, _ = pick(draw, [m for m in METRICS[kind] if m[1] == units])
         return f"{metric} / {other} {pick(draw, ('≈', '<', '>'))} {draw(numbers())}×"
     comparator = pick(draw, COMPARATORS)
+    if form == "arithmetic":  # the value as the arithmetic that gives it: 2 × 8192² B, (4096 + 128) * 2 B
+        power = pick(draw, ("²", "³", f"^{draw(integers(1, 4))}", ""))
+        product = f"{draw(integers(1, 64))} {pick(draw, ('*', '×', '/'))} {draw(integers(1, 8192))}{power}"
+        if draw(st.booleans()):
+            product = f"({draw(integers(0, 4096))} {pick(draw, ('+', '-'))} {draw(integers(1, 4096))}) * {product}"
+        return f"{metric} {comparator} {product}" + (f" {unit}" if unit else "") \
+            + (draw(tolerances()) if comparator in ("≈", "~") else "")
     text = f"{metric} {comparator} {_with_unit(draw(numbers()), unit, draw)}"
     return text + (draw(tolerances()) if comparator in ("≈", "~") else "")
 
@@ -399,12 +406,16 @@ LOOKALIKES = {"µ": "μ", "μ": "µ", "2": "²", "3": "³", "x": "×", "×": "x"
               " ": "\u00a0", '"': "“", "0": "０", "4": "４", "1": "¹", "=": "＝", "e": "е", "a": "а", "≈": "≅"}
 # Numbers at the edges of what a float holds, and past them.
 EXTREMES = ("0", "0.0", "1e300", "1e-300", "1e305", "1e308", "1.7976931348623157e308", "2e308", "0e400", "1e-400",
-            "4.9e-324", "5e-324", "1e-320", "99999999999999999999", "1" + "0" * 39, "0.000000001", "1e15", "1e-15")
+            "4.9e-324", "5e-324", "1e-320", "99999999999999999999", "1" + "0" * 39, "0.000000001", "1e15", "1e-15",
+            # arithmetic where a number was: past a float's range, dividing by zero, not real, deep
+            "10^999", "10^-999", "1/0", "0^-1", "(0 - 2)^0.5", "2 * 8192²", "(1e308 + 1e308)", "10k",
+            "2" + " * 2" * 2000, "(" * 200 + "1" + ")" * 200)
 KEYWORDS = ("device", "set", "is", "on", "with", "from", "fused", "eager", "launches", "of", "decode", "as",
             "a", "CUDA", "graph", "threads", "per", "block", "tiles", "across", "over", "model", "prefill",
             "train", "observed",
             "µs", "MB", "GB/s", "%", "×", "²", "≈", "±", "–", "..", "=", "<", "≥", ":", ",", "(", ")", "[", "]",
-            "@", "^", "+", "-", "*", "/", ".", "\n", "\n    ", "memory-bound", "400+", "1e400", "9" * 60, "0")
+            "@", "^", "+", "-", "*", "/", ".", "\n", "\n    ", "memory-bound", "400+", "1e400", "9" * 60, "0",
+            "/s", "tokens/s", "tok/s", "GHz", "k", "mistral-7b.kv_bytes_per_token", "llama3-8b.hidden", "³")
 
 
 @st.composite

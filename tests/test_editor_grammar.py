@@ -271,6 +271,17 @@ def test_the_x_of_a_shape_is_an_operator_and_elsewhere_a_name():
     assert _has(_piece(second, "1024")[0], "constant.numeric")
 
 
+def test_published_arithmetic_is_highlighted_as_numbers_units_operators_and_model_facts():
+    lines = MiniTextMate(GRAMMAR).tokenize("    flops ≈ 2 × 8192² FLOP\nrate ≈ 1000/s\n"
+                                          "mistral-7b.kv_bytes_per_token = 128 KiB\n")
+    assert _has(_piece(lines[0], "×")[0], "keyword.operator.shape")
+    assert all(_has(s, "constant.numeric") for s in _piece(lines[0], "8192"))
+    assert all(_has(s, "keyword.other.unit") for s in _piece(lines[0], "FLOP"))
+    assert all(_has(s, "keyword.other.unit") for s in _piece(lines[1], "/s"))
+    assert all(_has(s, "entity.name.type.model") for s in _piece(lines[2], "mistral-7b"))
+    assert all(_has(s, "variable.other.property") for s in _piece(lines[2], "kv_bytes_per_token"))
+
+
 def test_keywords_that_are_plainly_names_are_names():
     lines = MiniTextMate(GRAMMAR).tokenize("a = bf16[4096]\nb = a * 2 + a\n1000 launches of b as a CUDA graph\n"
                                            "    threads = 16,777,216\n")

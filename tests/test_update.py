@@ -83,7 +83,7 @@ def test_update_rewrites_exactly_the_failing_numbers_at_the_precision_written(tm
     assert main(["check", "--update", str(path)]) == 1  # claims left for a person still fail
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == ("updated 7 claims in 1 file; 3 failing claims need a person "
-                                    "(ranges, bounds, other sources)")
+                                    "(ranges, bounds, arithmetic, other sources)")
     assert path.read_bytes() == AFTER.encode("utf-8")  # every other byte as it was
 
 

@@ -79,18 +79,21 @@ class Value(Record):
             return "1 cycle"
         return units.format_si(self.number, self.dimension)
 
-    def derivation(self) -> str:
-        """`t_mem = bytes_moved / hbm_bandwidth = 67.1 MB / 3.35 TB/s = 20.0 µs`."""
+    def derivation(self, result: str | None = None) -> str:
+        """`t_mem = bytes_moved / hbm_bandwidth = 67.1 MB / 3.35 TB/s = 20.0 µs`; `result` is the value as a
+        message shows it, where that takes more digits (`562.5 FLOP/B` where 3 digits would say `562`)."""
         if self.rule is None:
             source = f" [{self.reference}]" if self.reference else ""
             note = f" ({self.note})" if self.note else ""
-            return f"{self.name} = {self.format()}{source}{note}"
+            return f"{self.name} = {result or self.format()}{source}{note}"
         if self.rule == "{0}" and self.inputs[0].name == self.name:  # a renaming to its own name says nothing
-            return self.inputs[0].derivation()
+            return self.inputs[0].derivation(result)
         names = _names_rule(self.rule, self.inputs).format(*(i.name for i in self.inputs))
         numbers = _numbers_rule(self.rule, self.inputs).format(*(i.format() for i in self.inputs))
         steps = [self.name, names]
-        for step in (numbers, self.format()):
+        if result is not None and numbers == self.format():  # the inputs' numbers are the value itself: say it once
+            numbers = result
+        for step in (numbers, result or self.format()):
             if step != steps[-1]:
                 steps.append(step)
         note = f" ({self.note})" if self.note else ""

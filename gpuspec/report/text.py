@@ -113,8 +113,32 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool
         lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:
         shown = derivation(verdict.actual) if whole else deciding(verdict.actual)
+        result = _result(verdict)
+        if result is not None:  # the value with the digits the message gave it, so the two agree
+            shown = [verdict.actual.derivation(result), *shown[1:]]
         lines.extend("    " + line for line in shown)
     return [shown_line(line) for line in lines]
+
+
+def _result(verdict: Verdict) -> str | None:
+    """The failing value as the message shows it, where the derivation's fewer digits would seem to make the claim
+    hold (`= 562 FLOP/B` for 562.5 FLOP/B, which fails `= 562 FLOP/B`): None where they cannot be mistaken."""
+    from attrs import evolve
+
+    from gpuspec.verdicts import holds, show
+
+    value, expected = verdict.actual, verdict.claim.expected
+    if value is None or isinstance(value.number, str) or expected.unit is None or value.low != value.high:
+        return None
+    formatted, shown = value.format(), show(value, expected)
+    number, _, unit = formatted.partition(" ")
+    if shown == formatted or unit != expected.unit.symbol:
+        return None
+    try:
+        rounded = float(number.replace(",", "")) * expected.unit.scale
+    except ValueError:
+        return None
+    return shown if holds(evolve(value, number=rounded), verdict.claim) else None
 
 
 def deciding(value: Value) -> list[str]:

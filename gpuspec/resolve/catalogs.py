@@ -20,11 +20,18 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
     takes X's place: `device X` is NAME; a derived device keeps its name and its overrides, applied to NAME as they
     were to X (a fact written as `device.f * 0.9` is 0.9 of NAME's), and stands for NAME, so that NAME's
     measurements and profiles are compared with it (`from none` too: NAME's facts under the ones it sets)."""
-    if statement.base is None:
+    defined = scope.devices.get(statement.name) if statement.base is None else None
+    if defined is not None and not statement.assignments:  # `device tpu-v5e` again, after the spec defined it
+        scope.device, scope.device_span, scope.device_unknown = defined, statement.span, False
+        return
+    scope.device, scope.device_unknown = None, True  # until this statement is known good: see require_device
+    if defined is not None:  # `device mine with f = v` after defining `mine`: its facts, some changed
+        base, name = defined, statement.name
+    elif statement.base is None:
         base = devices.lookup(statement.name)
         if base is None:
             raise invalid("unknown-device", f"unknown device `{statement.name}`", statement.span,
-                          did_you_mean(statement.name, devices.known_names())
+                          did_you_mean(statement.name, [*scope.devices, *devices.known_names()])
                           or "`gpuspec devices` lists the catalog; define a new device with "
                              f"`device {statement.name} from H100-SXM with ...`")
         name = base.name
@@ -32,13 +39,13 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
         if statement.base.lower() == "none":
             base = devices.blank(statement.name)
         else:
-            base = devices.lookup(statement.base)
+            base = scope.devices.get(statement.base) or devices.lookup(statement.base)
             if base is None:
                 raise invalid("unknown-device", f"unknown device `{statement.base}`", statement.span,
-                              did_you_mean(statement.base, devices.known_names()))
+                              did_you_mean(statement.base, [*scope.devices, *devices.known_names()]))
         name = statement.name
-    if scope.rebind is not None:
-        base = scope.rebind
+    if scope.rebind is not None and statement.base not in scope.devices and defined is None:
+        base = scope.rebind  # a device the spec defined was rebound when it was defined
         name = base.name if statement.base is None else name
     facts: dict[str, Fact] = {}
     scope.device = base  # device.field in an override refers to the base's facts
@@ -48,9 +55,11 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
         except Invalid as problem:
             scope.errors.append(problem.diagnostic)
     found = base.with_facts(name, facts) if facts or name != base.name else base
-    if scope.rebind is not None and found is not base:
+    if scope.rebind is not None and found is not base and getattr(base, "stands_for", None) is None:
         found = attrs.evolve(found, stands_for=base.name)
-    scope.device, scope.device_span = found, statement.span
+    scope.device, scope.device_span, scope.device_unknown = found, statement.span, False
+    if statement.base is not None or defined is not None:
+        scope.devices[statement.name] = found
 
 
 def model(statement: nodes.ModelStatement, scope: Scope) -> None:

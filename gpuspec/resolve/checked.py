@@ -29,6 +29,8 @@ def free_names(expr: nodes.Expr) -> set[str]:
         return free_names(expr.operand)
     if isinstance(expr, nodes.Call):
         return set().union(*(free_names(a) for a in expr.args))
+    if isinstance(expr, nodes.WithUnit):
+        return free_names(expr.expr)
     return set()
 
 
@@ -43,6 +45,11 @@ def expr_text(expr: nodes.Expr) -> str:
         return f"{expr.owner}.{expr.attribute}"
     if isinstance(expr, nodes.DeviceField):
         return f"device.{expr.field_name}"
+    if isinstance(expr, nodes.ModelFact):
+        return f"{expr.model}.{expr.attribute}"
+    if isinstance(expr, nodes.WithUnit):
+        inner = expr_text(expr.expr)
+        return f"{inner}{'' if expr.unit in ('%', '×') else ' '}{expr.unit}"
     if isinstance(expr, nodes.Neg):
         return f"-{expr_text(expr.operand)}"
     if isinstance(expr, nodes.Call):
@@ -61,7 +68,7 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "@": 2, "^": 3}
 
 
 def value_text(value) -> str:
-    if isinstance(value, nodes.Word):
+    if isinstance(value, (nodes.Word, nodes.Figure)):
         return value.text
     number = value.low.text + ("+" if value.kind == "at_least" else "")
     if value.high is not None:
@@ -95,7 +102,8 @@ def with_article(word: str) -> str:
 def describe(dimension: units.Dimension | None) -> str:
     names = {units.TIME: "time (s)", units.BYTES: "bytes (B)", units.FLOPS: "FLOP", units.BANDWIDTH: "bytes/s",
              units.FLOP_RATE: "FLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
-             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers", units.TOKEN_RATE: "tokens/s"}
+             units.FREQUENCY: "Hz", units.POWER: "W", units.COUNT: "plain numbers",
+             units.PER_SECOND: "a count per second (/s)"}
     if dimension is None:
         return "words"
     return names.get(dimension, units.si_symbol(dimension))
@@ -104,7 +112,8 @@ def describe(dimension: units.Dimension | None) -> str:
 def unit_hint(dimension: units.Dimension | None) -> str | None:
     examples = {units.TIME: "µs", units.BYTES: "MB", units.FLOPS: "MFLOP", units.BANDWIDTH: "TB/s",
                 units.FLOP_RATE: "TFLOP/s", units.INTENSITY: "FLOP/B", units.CYCLES: "cycles",
-                units.FREQUENCY: "GHz", units.POWER: "W", units.COUNT: "a plain number, `%` or `×`"}
+                units.FREQUENCY: "GHz", units.POWER: "W", units.COUNT: "a plain number, `%` or `×`",
+                units.PER_SECOND: "/s (`1000/s`, `tokens/s`, `launches/s`)"}
     example = examples.get(dimension)
     return f"write it in {example}" if example else None
 
@@ -201,6 +210,9 @@ def constant(ref: Ref, span: Span) -> float:
             value = apply(ref.op, args)
         except ZeroDivisionError:
             raise invalid("division-by-zero", f"`{ref.text}` divides by zero", span) from None
+        except OverflowError:  # 10^999: past a 64-bit float
+            raise invalid("bad-arithmetic", f"`{ref.text}` cannot be computed: it is too large for a 64-bit float",
+                          span, _RANGE_HELP) from None
         except (ArithmeticError, ValueError) as error:
             raise invalid("bad-arithmetic", f"`{ref.text}` cannot be computed: {error}", span) from None
         if isinstance(value, complex):
@@ -209,3 +221,58 @@ def constant(ref: Ref, span: Span) -> float:
             raise invalid("not-finite", f"`{ref.text}` is too large to compute", span, _RANGE_HELP)
         return value
     raise invalid("not-constant", "this must be a number known before any workload is modelled", span)
+
+
+def arithmetic(formula: nodes.Expr) -> float:
+    """The number a value written as arithmetic over plain numbers comes to (`2 * 512^3`), in 64-bit floats; an
+    error where a step divides by zero, leaves the range of a float or is not a real number. Worked without
+    recursion, so a product of any length is one loop."""
+    pending: list[tuple[nodes.Expr, bool]] = [(formula, False)]
+    found: list[float] = []
+    plain = units.Unit("", 1.0, units.COUNT)
+    while pending:
+        node, ready = pending.pop()
+        if isinstance(node, nodes.Quantity):
+            found.append(in_range(node.number, plain, node.span))
+        elif isinstance(node, nodes.BinOp) and not ready:
+            pending.extend(((node, True), (node.right, False), (node.left, False)))
+        elif isinstance(node, nodes.BinOp):
+            right = found.pop()
+            found.append(_step(node, found.pop(), right))
+        elif isinstance(node, nodes.Neg) and not ready:
+            pending.extend(((node, True), (node.operand, False)))
+        elif isinstance(node, nodes.Neg):
+            found.append(-found.pop())
+        else:
+            raise invalid("bad-expression", "a claimed value is arithmetic over numbers", node.span)
+    return found[0]
+
+
+def _step(node: nodes.BinOp, left: float, right: float) -> float:
+    written = expr_text(node)
+    if len(written) > 60:
+        written = written[:28] + " … " + written[-28:]
+    try:
+        if node.op == "+":
+            value = left + right
+        elif node.op == "-":
+            value = left - right
+        elif node.op == "*":
+            value = left * right
+        elif node.op == "/":
+            value = left / right
+        else:
+            value = left ** right
+    except ZeroDivisionError:
+        raise invalid("division-by-zero", f"`{written}` divides by zero", node.span) from None
+    except OverflowError:
+        value = math.inf
+    if isinstance(value, complex):
+        raise invalid("bad-arithmetic", f"`{written}` is not a real number", node.span,
+                      "a negative number has no real fractional power")
+    if not math.isfinite(value):
+        raise invalid("number-out-of-range", f"`{written}` is too large for gpuspec", node.span, _RANGE_HELP)
+    if abs(value) < _SMALLEST and (value != 0 or (node.op in "*/^" and left != 0 and right != 0)):
+        raise invalid("number-out-of-range", f"`{written}` is too small for gpuspec: it would become "
+                      f"{'zero' if value == 0 else 'imprecise'}", node.span, _RANGE_HELP)
+    return value

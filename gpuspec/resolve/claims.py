@@ -2,10 +2,21 @@
 states, and the sentence it checks."""
 from __future__ import annotations
 
+import math
+import sys
+
 from gpuspec import metrics, nodes, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.program import Claim, Expected, MetricRef, Ref
-from gpuspec.resolve.checked import describe, dimension_of, in_range, resolution, unit_hint, value_text
+from gpuspec.resolve.checked import (
+    arithmetic,
+    describe,
+    dimension_of,
+    in_range,
+    resolution,
+    unit_hint,
+    value_text,
+)
 from gpuspec.resolve.quantities import quantity, tolerance, unit, unit_text
 from gpuspec.resolve.scope import Invalid, Scope, invalid
 
@@ -115,11 +126,18 @@ def _expected(value, subject: Ref, written: nodes.ClaimNode) -> Expected:
         words = ", ".join(metrics.WORDS.get(getattr(subject, "metric", ""), ()))
         raise invalid("expected-word", f"{subject.text} is a word ({words}), not a number", value.span)
     given = unit(value.phrase) if value.phrase else units.Unit("", 1.0, units.COUNT)
+    given = _per_second(given, dimension)
     if given.dimension != dimension:
         what = subject.text or "the value"
         raise invalid("dimension-mismatch", f"{what} is in {describe(dimension)}, "
                       f"but `{value_text(value)}` is in {describe(given.dimension)}", value.span,
                       unit_hint(dimension))
+    if isinstance(value, nodes.Figure):  # arithmetic: exact, so `=` holds to rounding noise and `≈` takes its tolerance
+        comes_to = arithmetic(value.formula) * given.scale
+        if not math.isfinite(comes_to) or (comes_to != 0 and abs(comes_to) < sys.float_info.min):
+            raise invalid("number-out-of-range", f"`{value.text}` is out of the range gpuspec computes in",
+                          value.span, "gpuspec computes in 64-bit floats: about 2.2e-308 to 1.8e308 in SI units")
+        return Expected("point", comes_to, None, 0.0, given, value.text, value.span, value.text, arithmetic=True)
     low = in_range(value.low, given, value.low.span)
     high = in_range(value.high, given, value.high.span) if value.high is not None else None
     if high is not None and high < low:
@@ -127,3 +145,12 @@ def _expected(value, subject: Ref, written: nodes.ClaimNode) -> Expected:
                       "write the smaller number first")
     place = resolution(value.low, given, value.low.span)
     return Expected(value.kind, low, high, place, given, value_text(value), value.low.span, value.low.text)
+
+
+def _per_second(given: units.Unit, dimension) -> units.Unit:
+    """A clock written for a count per second, or the reverse: Hz is one per second, and a cycle a count, so
+    `1.5 GHz` claims 1.5e9/s and `1.98e9/s` a 1.98 GHz clock."""
+    if given.dimension == units.FREQUENCY and dimension == units.PER_SECOND \
+            or given.dimension == units.PER_SECOND and dimension == units.FREQUENCY:
+        return units.Unit(given.symbol, given.scale, dimension, given.noun)
+    return given

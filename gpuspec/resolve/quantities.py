@@ -2,7 +2,7 @@
 metrics and device facts, with its dimension checked."""
 from __future__ import annotations
 
-from gpuspec import devices, metrics, nodes, units
+from gpuspec import devices, llm_catalog, metrics, nodes, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.program import (
     FactRef,
@@ -12,7 +12,15 @@ from gpuspec.program import (
     Ref,
     Tolerance,
 )
-from gpuspec.resolve.checked import describe, dimension_of, expr_text, in_range, square_root
+from gpuspec.resolve.checked import (
+    constant,
+    describe,
+    dimension_of,
+    expr_text,
+    in_range,
+    needs_model,
+    square_root,
+)
 from gpuspec.resolve.scope import Scope, TensorName, ValueName, WorkloadName, invalid, require_device, unknown_name
 from gpuspec.text import Span
 
@@ -32,8 +40,9 @@ def unit_text(text: str | None, span: Span) -> units.Unit:
     try:
         return units.parse_unit(text)
     except units.UnknownUnit:
+        spelled = units.spelled_out(text)
         raise invalid("unknown-unit", f"unknown unit `{text}`", span,
-                      did_you_mean(text, units.known_units())) from None
+                      f"did you mean `{spelled}`?" if spelled else did_you_mean(text, units.known_units())) from None
 
 
 def tolerance(number: nodes.Number, unit: units.Unit, span: Span, from_file: bool) -> Tolerance:
@@ -72,9 +81,25 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if isinstance(bound, TensorName):
             raise invalid("tensor-as-number", f"`{expr.id}` is a tensor, not a number", expr.span,
                           f"claim about a workload over it, e.g. `{expr.id} * 2 is ≈ 20 µs`")
+        help = _model_field_help(expr.id, workload)
+        if help is not None:
+            raise invalid("unknown-name", f"unknown name `{expr.id}`", expr.span, help)
         raise unknown_name(scope, expr.id, expr.span, metric_names=metrics.METRICS if workload else ())
+    if isinstance(expr, nodes.ModelFact):
+        return model_fact(scope, expr.model, expr.attribute, text, expr.span)
+    if isinstance(expr, nodes.WithUnit):
+        inner = quantity(scope, expr.expr, workload)
+        written = unit_text(expr.unit, expr.span)
+        scale = Literal(written.scale, written.dimension, written.symbol)
+        dimension = units.multiply(dimension_of(inner) or units.COUNT, written.dimension)
+        if isinstance(inner, Literal) or (isinstance(inner, Operation) and not needs_model(inner)):
+            # a number written as arithmetic (`8192^2 FLOP`): one value, shown as written
+            return Literal(constant(inner, expr.span) * written.scale, dimension, text)
+        return Operation("*", (inner, scale), dimension, text)
     if isinstance(expr, nodes.Member):
         bound = scope.names.get(expr.owner)
+        if bound is None and (expr.owner in scope.models or llm_catalog.lookup(expr.owner) is not None):
+            return model_fact(scope, expr.owner, expr.attribute, text, expr.span)
         if not isinstance(bound, WorkloadName):
             if bound is None:
                 raise unknown_name(scope, expr.owner, expr.span)
@@ -82,7 +107,8 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         metric = metrics.canonical(expr.attribute)
         if metric is None:
             raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
-                          did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+                          _model_field_help(expr.attribute, bound.workload)
+                          or did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
         return MetricRef(bound.workload, metric, text)
     if isinstance(expr, nodes.DeviceField):
         device = require_device(scope, expr.span)
@@ -121,6 +147,47 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
             dimension = square_root(dimension, expr.span)
         return Operation(expr.function, args, dimension, text)
     raise invalid("bad-expression", "this cannot be evaluated", getattr(expr, "span", None))
+
+
+# What a model says by its name alone (`mistral-7b.kv_bytes_per_token`): its catalog fields, and these metrics of
+# a decode step over it that need no device (weights and KV cache in bf16, as a decode step takes them by default).
+MODEL_METRICS = ("params", "layers", "active_params", "bytes_per_weight", "weight_bytes", "kv_bytes_per_token")
+
+
+def _model_field_help(name: str, workload) -> str | None:
+    """Help for a model's field (`hidden`) written where a workload's metric goes: where to find it instead (a
+    close metric's name, `idle` for `hidden`, would be no help)."""
+    if name not in llm_catalog.FIELDS or name in metrics.METRICS:
+        return None
+    model = getattr(workload, "model", None)
+    owner = getattr(model, "name", None) or "MODEL"
+    return f"`{name}` is a fact of the model, not a metric of the workload: write `{owner}.{name}`"
+
+
+def model_fact(scope: Scope, name: str, attribute: str, text: str, span: Span) -> Ref:
+    """A fact of a model named in the spec or the catalog: a field (`hidden`) or a metric that needs no device."""
+    from gpuspec.devices import blank
+    from gpuspec.kinds.decode import DecodeStep
+
+    model = scope.models.get(name) or llm_catalog.lookup(name)
+    if model is None:
+        raise invalid("unknown-model", f"unknown model `{name}`", span,
+                      did_you_mean(name, [*scope.models, *llm_catalog.known_names()])
+                      or "`gpuspec models` lists the catalog")
+    if attribute in MODEL_METRICS:
+        # one decode step of it, at batch 1 with no context: only the metrics above are claimed of it
+        step = DecodeStep(model, scope.device or blank("no device"), 1, 0, "eager", False, 15, "bf16", "bf16",
+                          1 / 6, text=f"{name} (bf16 weights and KV cache)")
+        return MetricRef(step, attribute, text)
+    if attribute in llm_catalog.FIELDS:
+        found = model.fact(attribute)
+        if found is None:
+            raise invalid("missing-fact", f"model {name} has no `{attribute}`", span,
+                          f"set it: `model {name} from {name} with {attribute} = ...`")
+        return Literal(found.value, units.COUNT, text)
+    raise invalid("unknown-field", f"models have no fact `{attribute}`", span,
+                  did_you_mean(attribute, [*llm_catalog.FIELDS, *MODEL_METRICS])
+                  or f"a model's facts: {', '.join(sorted({*llm_catalog.FIELDS, *MODEL_METRICS}))}")
 
 
 def _combine(expr: nodes.BinOp, left: Ref, right: Ref) -> units.Dimension:

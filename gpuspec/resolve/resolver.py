@@ -7,7 +7,7 @@ from gpuspec.devices import Device
 from gpuspec.diagnostics import SpecError
 from gpuspec.program import Defaults, Program
 from gpuspec.resolve import catalogs, claims, settings, subjects, tensor_expressions
-from gpuspec.resolve.scope import Invalid, Scope
+from gpuspec.resolve.scope import AFTER_FAILED_DEVICE, Invalid, Scope
 
 # The function that resolves each kind of statement. A quote is kept for the claims that follow it.
 STATEMENTS = {
@@ -41,6 +41,7 @@ def resolve(spec: nodes.Spec, defaults: Defaults | None = None, device: Device |
             scope.errors.append(problem.diagnostic)
         if not isinstance(statement, nodes.Setting):
             scope.quote = None
+    errors = [error for error in scope.errors if error.code != AFTER_FAILED_DEVICE]
     if scope.errors:
-        raise SpecError(scope.errors)
+        raise SpecError(errors or scope.errors)
     return Program(scope.path, scope.claims, scope.workloads)

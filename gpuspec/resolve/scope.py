@@ -71,6 +71,8 @@ class Scope:
         self.rebind = rebind  # the catalog device every `device` statement stands for (`check --device`), if any
         self.device: Device | None = None
         self.device_span: Span | None = None
+        self.device_unknown = False  # the last `device` statement failed: its error stands for what needs it
+        self.devices: dict[str, Device] = {}  # the devices the spec defined (`device mine from H100-SXM ...`)
         self.tolerance = Tolerance(DEFAULT_TOLERANCE, None, "± 10%", True)
         self.threads_per_block = DEFAULT_THREADS_PER_BLOCK
         self.sources: tuple[str, ...] = ("model",)
@@ -92,8 +94,15 @@ class Scope:
         self.errors: list[Diagnostic] = []
 
 
+# The code of the error a workload gets when the `device` statement above it failed: that statement's own error
+# says what is wrong, so the resolver drops these rather than repeat it on every line that follows.
+AFTER_FAILED_DEVICE = "after-failed-device"
+
+
 def require_device(scope: Scope, span: Span) -> Device:
     if scope.device is None:
+        if scope.device_unknown:
+            raise invalid(AFTER_FAILED_DEVICE, "the device above is not known", span)
         raise invalid("no-device", "no device is set for this workload", span,
                       "add a line such as `device H100-SXM` above it")
     return scope.device
