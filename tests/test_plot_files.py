@@ -97,7 +97,8 @@ def test_bad_requests_are_errors_in_words(spec, tmp_path, capsys):
            "3 (y)")
     _fails(["plot", "timeline", f"{spec}:3", "--out", out], capsys, f"{spec}:3:", "not a launch stream",
            "7 (big), 8 (tiny)")
-    _fails(["plot", "timeline", f"{spec}:400", "--out", out], capsys, f"{spec}:400:", "past the end of the file, which has 9 lines")
+    _fails(["plot", "timeline", f"{spec}:400", "--out", out], capsys, f"{spec}:400:",
+           "past the end of the file, which has 9 lines")
     _fails(["plot", "roofline", str(tmp_path / "missing.gpu"), "--out", out], capsys, "missing.gpu",
            "cannot read the file")
     empty = tmp_path / "facts.gpu"

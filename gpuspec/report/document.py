@@ -42,6 +42,7 @@ class Row(Record):
 
     where: str
     file: str
+    line: int
     device: str
     claim: str
     status: str  # fail if any source fails it, else pass if any passes it, else skip
@@ -93,7 +94,8 @@ def rows(report: Report) -> list[Row]:
         why = failures[0].message if failures else ""
         if failures and (failures[0].realistic is not None or failures[0].ideal is not None):
             why = f"{why}; {realistic_line(failures[0])}"
-        found.append(Row(f"{claim.span.file}:{claim.span.line}", claim.span.file, " · ".join(devices(claim.subject)),
+        found.append(Row(f"{claim.span.file}:{claim.span.line}", claim.span.file, claim.span.line,
+                         " · ".join(devices(claim.subject)),
                          _claim(claim), _status({v.status for v in verdicts}), cells, why, failures))
     return sorted(found, key=lambda row: row.status != "fail")  # a stable sort keeps file order
 
@@ -129,7 +131,8 @@ def files(report: Report, found: list[Row] | None = None) -> list[FileCount]:
     counts = []
     for path in paths:
         mine = [r for r in found if r.file == path]
-        shown_devices = dict.fromkeys(d for r in mine for d in r.device.split(" · ") if d)
+        shown_devices = dict.fromkeys(d for r in sorted(mine, key=lambda r: r.line) for d in r.device.split(" · ")
+                                      if d)
         counts.append(FileCount(path, tuple(shown_devices), len(mine), sum(r.status == "fail" for r in mine),
                                 sum(r.status == "pass" for r in mine), sum(r.status == "skip" for r in mine),
                                 sum(1 for d in report.diagnostics if d.span and d.span.file == path)))
@@ -302,7 +305,8 @@ tr.fail td:first-child { box-shadow: inset 3px 0 var(--fail); }
 td.has-fail a, td.has-fail { color: var(--fail); font-weight: 600; }
 a { color: #0969da; }
 .filter { margin: .6em 0 .8em; display: flex; flex-wrap: wrap; gap: .4em; align-items: baseline; }
-.filter a { padding: .1em .7em; border: 1px solid var(--line); border-radius: 1em; text-decoration: none; color: inherit; }
+.filter a { padding: .1em .7em; border: 1px solid var(--line); border-radius: 1em; text-decoration: none;
+  color: inherit; }
 .target { display: none; }
 .claims { border-top: 1px solid var(--line); }
 .row { display: grid; grid-template-columns: COLUMNS; column-gap: .8em; padding: .35em .5em;
@@ -317,11 +321,13 @@ summary:focus-visible { outline: 2px solid #0969da; outline-offset: -2px; }
 .mark::before { content: "▸"; color: #57606a; } details[open] .mark::before { content: "▾"; }
 .claim.fail .row { box-shadow: inset 3px 0 var(--fail); }
 .where, .value { font-variant-numeric: tabular-nums; }
-.value.pass { color: var(--pass); } .value.fail { color: var(--fail); font-weight: 600; } .value.skip, .none { color: var(--skip); }
+.value.pass { color: var(--pass); } .value.fail { color: var(--fail); font-weight: 600; }
+.value.skip, .none { color: var(--skip); }
 .why { color: #57606a; font-size: .93em; }
 .derivations { padding: .5em 1em .8em 2.2em; background: #fbfcfd; border-bottom: 1px solid var(--line); }
 .derivations h3 { font-size: .95em; margin: .5em 0 .2em; font-weight: 600; }
-.derivations pre { margin: 0; overflow-x: auto; font: 12.5px/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.derivations pre { margin: 0; overflow-x: auto;
+  font: 12.5px/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .derivations p { margin: .2em 0; }
 .empty { display: none; color: #57606a; padding: .6em .5em; }
 figure { margin: 1em 0 2em; } figure img { max-width: 100%; height: auto; }
