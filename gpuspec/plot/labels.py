@@ -121,11 +121,41 @@ def place(wanted: list[Wanted], area: Box, markers: list[Box] = (), lines: list[
     return chosen  # type: ignore[return-value]
 
 
+class _Grid:
+    """Boxes filed by the cells of a grid they touch, so that a query meets only the boxes near it (a roofline
+    of hundreds of workloads has hundreds of markers, and each label tries dozens of places)."""
+
+    CELL = 48.0
+
+    def __init__(self, boxes: list[Box]):
+        self.boxes = boxes
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        for index, box in enumerate(boxes):
+            for cell in self._cells(box.x0, box.y0, box.x1, box.y1):
+                self.cells.setdefault(cell, []).append(index)
+
+    def _cells(self, x0: float, y0: float, x1: float, y1: float):
+        c = self.CELL
+        for i in range(math.floor(x0 / c), math.floor(x1 / c) + 1):
+            for j in range(math.floor(y0 / c), math.floor(y1 / c) + 1):
+                yield i, j
+
+    def near(self, x0: float, y0: float, x1: float, y1: float) -> list[Box]:
+        if (x1 - x0) * (y1 - y0) > 1e6:  # a query as large as the picture: every box
+            return self.boxes
+        found: dict[int, None] = {}
+        for cell in self._cells(x0, y0, x1, y1):
+            found.update(dict.fromkeys(self.cells.get(cell, ())))
+        return [self.boxes[i] for i in found]
+
+
 class _Scene:
     """What a label may cover, and what covering it costs."""
 
     def __init__(self, area: Box, markers: list[Box], lines: list[Segment], fixed: list[Box]):
-        self.area, self.markers, self.lines, self.fixed = area, markers, lines, fixed
+        self.area, self.lines = area, lines
+        self.markers, self.fixed = _Grid(markers), _Grid(fixed)
+        self.line_boxes = [(min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1])) for a, b in lines]
 
     def best(self, label: Wanted, others: list[Placed]) -> Placed:
         best: Placed | None = None
@@ -141,31 +171,42 @@ class _Scene:
 
     def cost(self, label: Wanted, place: Place, others: list[Placed], enough: float = math.inf) -> float:
         box = box_at(label.anchor, label.width, label.height, place)
+        x0, y0, x1, y1 = box.x0, box.y0, box.x1, box.y1
         size = max(box.area, 1e-9)
         cost = DISTANCE * math.hypot(place.dx, place.dy) + OUTSIDE * box.outside(self.area) / size
-        for other in [*self.fixed, *(o.box for o in others)]:
-            cost += LABEL * other.overlap(box) / size
-        for marker in self.markers:
-            if marker.overlap(box) > 0:
-                cost += MARKER * (0.5 + marker.overlap(box) / max(marker.area, 1e-9))
+        for other in [*self.fixed.near(x0, y0, x1, y1), *(o.box for o in others)]:
+            if other.x1 > x0 and other.x0 < x1 and other.y1 > y0 and other.y0 < y1:  # a quick look first
+                cost += LABEL * other.overlap(box) / size
+        for marker in self.markers.near(x0, y0, x1, y1):
+            covered = marker.overlap(box)
+            if covered > 0:
+                cost += MARKER * (0.5 + covered / max(marker.area, 1e-9))
         if cost >= enough:
             return cost
-        for segment in self.lines:
-            cost += LINE * _inside(segment, box) / max(box.x1 - box.x0, 1e-9)
+        for segment, (sx0, sy0, sx1, sy1) in zip(self.lines, self.line_boxes):
+            if sx1 >= x0 and sx0 <= x1 and sy1 >= y0 and sy0 <= y1:
+                cost += LINE * _inside(segment, box) / max(x1 - x0, 1e-9)
         leader = self._leader(label, place, box)
         if leader is not None:
             cost += LEADER + DISTANCE * _length(leader)
+            (ax, ay), (bx, by) = leader
+            lx0, ly0, lx1, ly1 = min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)
             for other in others:
                 if other.leader is not None and _cross(leader, other.leader):
                     cost += CROSSING
-                if _inside(leader, other.box) > 0:
+                near = other.box
+                if near.x1 >= lx0 and near.x0 <= lx1 and near.y1 >= ly0 and near.y0 <= ly1 \
+                        and _inside(leader, near) > 0:
                     cost += THROUGH
-            for marker in self.markers:
+            for marker in self.markers.near(lx0, ly0, lx1, ly1):
                 if math.dist(marker.centre, label.anchor) > 0.5 and _inside(leader, marker) > 0:
                     cost += THROUGH / 2
         for other in others:  # another label's leader through this one
-            if other.leader is not None and _inside(other.leader, box) > 0:
-                cost += THROUGH
+            if other.leader is not None:
+                (ax, ay), (bx, by) = other.leader
+                if max(ax, bx) >= x0 and min(ax, bx) <= x1 and max(ay, by) >= y0 and min(ay, by) <= y1 \
+                        and _inside(other.leader, box) > 0:
+                    cost += THROUGH
         return cost
 
     @staticmethod

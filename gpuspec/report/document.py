@@ -299,7 +299,8 @@ th, td { border-bottom: 1px solid var(--line); padding: .3em .6em; text-align: l
   overflow-wrap: anywhere; }
 th { background: var(--shade); font-weight: 600; }
 .n { text-align: right; font-variant-numeric: tabular-nums; }
-table.files col.n { width: 6.5em; } table.files col.devices { width: 22%; }
+table.files col.n { width: 6.5em; } table.files col.devices { width: 20%; }
+.wide, .claims { overflow-x: auto; } .wide table { min-width: 52em; } .rows { min-width: 60em; }
 table.errors col.where { width: 28%; } table.errors col.code { width: 9em; }
 tr.fail td:first-child { box-shadow: inset 3px 0 var(--fail); }
 td.has-fail a, td.has-fail { color: var(--fail); font-weight: 600; }
@@ -358,14 +359,15 @@ def render_html(report: Report, pictures: list[Picture]) -> str:
     for title, found_here, kind in (("Errors", report.diagnostics, "fail"), ("Warnings", report.warnings, "skip")):
         if not found_here:
             continue
-        parts += [f'<h2 id="{title.lower()}">{title} ({len(found_here):,})</h2>', '<table class="errors">',
+        parts += [f'<h2 id="{title.lower()}">{title} ({len(found_here):,})</h2>',
+                  '<div class="wide"><table class="errors">',
                   '<colgroup><col class="where"><col class="code"><col></colgroup>',
                   "<thead><tr><th>Where</th><th>Code</th><th>Message</th></tr></thead>", "<tbody>"]
         for d in found_here:
             message = e(d.message) + (f"<br>help: {e(d.help)}" if d.help else "")
             parts.append(f'<tr class="{kind}"><td class="where">{e(_where(d))}</td><td>{e(d.code)}</td>'
                          f"<td>{message}</td></tr>")
-        parts += ["</tbody>", "</table>"]
+        parts += ["</tbody>", "</table></div>"]
     for picture in pictures:
         parts.append(f"<h2>{e(picture.title)}</h2>")
         if not picture.svg:
@@ -420,7 +422,7 @@ def _filter_rules(ids: list[str]) -> str:
 
 def _files_table(counts: list[FileCount], ids: dict[str, str]) -> list[str]:
     e = _html
-    parts = ["<h2>Files</h2>", '<table class="files">',
+    parts = ["<h2>Files</h2>", '<div class="wide"><table class="files">',
              '<colgroup><col><col class="devices">' + '<col class="n">' * 5 + "</colgroup>",
              '<thead><tr><th>File</th><th>Devices</th><th class="n">Claims</th><th class="n">Failed</th>'
              '<th class="n">Passed</th><th class="n">Skipped</th><th class="n">Errors</th></tr></thead>', "<tbody>"]
@@ -434,7 +436,7 @@ def _files_table(counts: list[FileCount], ids: dict[str, str]) -> list[str]:
                      f'<td class="n">{count.claims:,}</td><td class="n{" has-fail" * bool(count.failed)}">{failed}'
                      f'</td><td class="n">{count.passed:,}</td><td class="n">{count.skipped:,}</td>'
                      f'<td class="n{" has-fail" * bool(count.errors)}">{errors}</td></tr>')
-    return parts + ["</tbody>", "</table>"]
+    return parts + ["</tbody>", "</table></div>"]
 
 
 def _claims(found: list[Row], columns: tuple[str, ...], ids: dict[str, str], failed: int) -> list[str]:
@@ -453,8 +455,9 @@ def _claims(found: list[Row], columns: tuple[str, ...], ids: dict[str, str], fai
               for path, i in ids.items() if failing[path]]
     parts.append('<nav class="filter" aria-label="show">show: ' + " ".join(links) + "</nav>")
     heads = "".join(f"<span>{e(s)}</span>" for s in columns)
-    parts += ['<div class="claims">', f'<div class="row head"><span></span><span>Where</span><span>Device</span>'
-              f"<span>Claim</span>{heads}<span>Why it fails</span></div>"]
+    parts += ['<div class="claims"><div class="rows">',
+              f'<div class="row head"><span></span><span>Where</span><span>Device</span><span>Claim</span>{heads}'
+              "<span>Why it fails</span></div>"]
     for row in found:
         cells = "".join(f'<span class="value {c.status}">{e(c.text)}</span>' if c else '<span class="none">—</span>'
                         for c in row.cells)
@@ -463,7 +466,7 @@ def _claims(found: list[Row], columns: tuple[str, ...], ids: dict[str, str], fai
                      f'<span class="device">{e(row.device) or "—"}</span><span class="text">{e(row.claim)}</span>'
                      f'{cells}<span class="why">{e(row.message)}</span></span></summary>'
                      f'<div class="derivations">{_derivations(row, columns)}</div></details>')
-    parts.append("</div>")
+    parts.append("</div></div>")
     if not failed:  # shown by the failures filter, which would otherwise show nothing at all
         parts.append('<p class="empty failures">No claim fails.</p>')
     return parts
