@@ -250,12 +250,16 @@ def _words(figure, ax) -> list[tuple[str, str, labels.Box]]:
     return found
 
 
-@pytest.mark.parametrize("which", ["lesson", "bundled specs", "L4 beside H100"])
+CLOSE_CEILINGS = "device L4 with tensor_tf32 = 32 TFLOP/s, tensor_fp8 = 130 TFLOP/s\nx = bf16[4096]\ny = x * 2\n"
+
+
+@pytest.mark.parametrize("which", ["lesson", "bundled specs", "L4 beside H100", "close ceilings"])
 def test_no_label_of_a_drawn_roofline_covers_another_and_no_leader_crosses(tmp_path, which):
     if which == "bundled specs":
         panels, figure = _drawn_roofline(tmp_path, folder=str(ROOT / "specs"))
     else:
-        panels, figure = _drawn_roofline(tmp_path, SPEC if which == "lesson" else L4_AND_H100)
+        text = {"lesson": SPEC, "L4 beside H100": L4_AND_H100, "close ceilings": CLOSE_CEILINGS}[which]
+        panels, figure = _drawn_roofline(tmp_path, text)
     renderer = figure.canvas.get_renderer()
     for ax, panel in zip(figure.axes, panels):
         words = _words(figure, ax)
@@ -277,7 +281,15 @@ def test_no_label_of_a_drawn_roofline_covers_another_and_no_leader_crosses(tmp_p
                    for box in [labels.Box(*Text.get_window_extent(text, renderer).extents)]]
         assert labels.crossings(leaders) == 0
         captions = [text for gid, text, _ in words if gid == "ceiling-label"]
-        assert captions == [c.caption for c in panel.roofs[0].ceilings]  # one per ceiling, each once
+        assert sorted(captions) == sorted(c.caption for c in panel.roofs[0].ceilings)  # one per ceiling, each once
+        for text in ax.texts:  # beside its ceiling, or moved with a line back to it
+            if text.get_gid() == "ceiling-label":
+                middle = Text.get_window_extent(text, renderer).y0 / 2 + Text.get_window_extent(text, renderer).y1 / 2
+                at = ax.transData.transform((1.0, text.xy[1]))[1]
+                assert abs(middle - at) < 1 or text.arrow_patch is not None, text.get_text()
+    if which == "close ceilings":  # 30.3, 32 (tf32), 121 and 130 TFLOP/s: two pairs pushed apart, with lines
+        moved = [t for t in figure.axes[0].texts if t.get_gid() == "ceiling-label" and t.arrow_patch is not None]
+        assert len(moved) >= 2
 
 
 def test_the_l4_ceilings_at_30_tflops_are_one_caption(tmp_path):

@@ -96,7 +96,7 @@ def _roofline_axes(ax, panel: RooflinePanel) -> None:
     ax.set_axisbelow(True)
     roof = next((r for r in panel.roofs if r.source == "model"), panel.roofs[0] if panel.roofs else None)
     bandwidth = f", HBM {units.format_si(roof.bandwidth, units.BANDWIDTH)}" if roof else ""
-    ax.set_title(f"{panel.device}: the roofline{bandwidth}", loc="left")
+    ax.set_title(f"{panel.device}: the roofline{bandwidth}", loc="left", parse_math=False)
     for roof in panel.roofs:
         style = "-" if roof.source == "model" else "--"
         top = max((c.ridge[1] for c in roof.ceilings), default=panel.x_limits[1])
@@ -187,7 +187,7 @@ def _placed(ax, renderer, wanted, size, area, markers, lines, fixed) -> list:
     lays it out at `size` (its box is as tall as its font's line, whatever its letters)."""
     asked = []
     for text, xy, places, leader in wanted:
-        probe = ax.text(0, 0, text, fontsize=size)
+        probe = ax.text(0, 0, text, fontsize=size, parse_math=False)
         extent = Text.get_window_extent(probe, renderer)
         probe.remove()
         anchor = tuple(ax.transData.transform(xy))
@@ -200,7 +200,8 @@ def _annotate(ax, text, xy, where, scale, size, color, gid):
     leader = {"arrowprops": {"arrowstyle": "-", "color": "#9a9a9a", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4}} \
         if where.leader is not None else {}
     return ax.annotate(text, xy, xytext=(place.dx / scale, place.dy / scale), textcoords="offset points",
-                       ha=place.ha, va=place.va, fontsize=size, color=color, zorder=5, gid=gid, **leader)
+                       ha=place.ha, va=place.va, fontsize=size, color=color, zorder=5, gid=gid,
+                       parse_math=False, **leader)  # a `$` in what a user wrote is a dollar sign, not TeX
 
 
 def _segments(ax) -> list:
@@ -264,7 +265,7 @@ def timeline(data: Timeline) -> Figure:
             ax.tick_params(axis="y", length=0)
             for side in ("top", "right", "left"):
                 ax.spines[side].set_visible(False)
-            ax.set_title(title, loc="left")
+            ax.set_title(title, loc="left", parse_math=False)
             zoom = data.zoom(lane)
             if zoom:  # the stream goes on past the span: say how much of it is shown, where it is cut off
                 ax.text(1.0, 1.0, f"{zoom} →", transform=ax.transAxes, ha="right", va="top", fontsize=8,
