@@ -251,6 +251,8 @@ def _fitted(sections: list[_Section]) -> str:
             excess = len(text()) - MARKDOWN_LIMIT
             if excess <= 0:
                 return text()
+            if kept[index] == len(section.rows) and section.rows:  # the line that counts what is left out
+                excess += len(section.left_out) + 12
             while kept[index] and excess > 0:  # each row gives back its length and its line break
                 kept[index] -= 1
                 excess -= len(section.rows[kept[index]]) + 1
