@@ -139,6 +139,8 @@ def test_the_counts_per_file_and_the_filters_that_need_no_script():
         href = link.attrs["href"]
         assert href == "#" or href[1:] in ids, href
     assert [c.classes[2] for c in root.all("details", "claim")] == ["f1", "f1", "f1", "f1", "f2"]
+    chips = [a.text() for a in root.all("nav")[0].all("a")]
+    assert chips[:2] == ["all 5", "failures 1"] and "specs/a.gpu: failures 1" in chips
     assert root.all("p", "empty") == []  # a claim fails: the failures filter has rows to show
     assert "No claim fails." in document.render_html(check_text(OTHER, "specs/b.gpu"), [])
 

@@ -124,18 +124,25 @@ def devices(ref) -> tuple[str, ...]:
 
 
 def files(report: Report, found: list[Row] | None = None) -> list[FileCount]:
-    """A count per file, in the order the files were checked (a file with only errors included)."""
+    """A count per file, in the order the files were checked (a file with only errors included); one pass over
+    the rows and errors, however many files."""
     found = rows(report) if found is None else found
     paths = dict.fromkeys((*report.files, *(r.file for r in found),
                            *(d.span.file for d in report.diagnostics if d.span)))
+    by_file: dict[str, list[Row]] = {path: [] for path in paths}
+    for row in found:
+        by_file[row.file].append(row)
+    errors = dict.fromkeys(paths, 0)
+    for diagnostic in report.diagnostics:
+        if diagnostic.span:
+            errors[diagnostic.span.file] += 1
     counts = []
-    for path in paths:
-        mine = [r for r in found if r.file == path]
+    for path, mine in by_file.items():
         shown_devices = dict.fromkeys(d for r in sorted(mine, key=lambda r: r.line) for d in r.device.split(" · ")
                                       if d)
-        counts.append(FileCount(path, tuple(shown_devices), len(mine), sum(r.status == "fail" for r in mine),
-                                sum(r.status == "pass" for r in mine), sum(r.status == "skip" for r in mine),
-                                sum(1 for d in report.diagnostics if d.span and d.span.file == path)))
+        status = [r.status for r in mine]
+        counts.append(FileCount(path, tuple(shown_devices), len(mine), status.count("fail"), status.count("pass"),
+                                status.count("skip"), errors[path]))
     return counts
 
 
@@ -354,7 +361,7 @@ def render_html(report: Report, pictures: list[Picture]) -> str:
     if counts:
         parts += _files_table(counts, ids)
     if found:
-        parts += _claims(found, columns, ids, report.count("fail"))
+        parts += _claims(found, columns, ids, counts)
     nothing = report.nothing_checked()
     if nothing:
         parts.append(f"<p>{e(_sentence(nothing))}</p>")
@@ -441,10 +448,11 @@ def _files_table(counts: list[FileCount], ids: dict[str, str]) -> list[str]:
     return parts + ["</tbody>", "</table></div>"]
 
 
-def _claims(found: list[Row], columns: tuple[str, ...], ids: dict[str, str], failed: int) -> list[str]:
+def _claims(found: list[Row], columns: tuple[str, ...], ids: dict[str, str], tallies: list[FileCount]) -> list[str]:
     e = _html
-    counts = {path: sum(r.file == path for r in found) for path in ids}
-    failing = {path: sum(r.file == path and r.status == "fail" for r in found) for path in ids}
+    counts = {t.path: t.claims for t in tallies}
+    failing = {t.path: t.failed for t in tallies}
+    failed = sum(failing.values())  # claims, each counted once however many sources fail it
     parts = ["<h2>Claims</h2>", '<span id="failures" class="target"></span>']
     parts += [f'<span id="{i}" class="target"></span><span id="{i}-failures" class="target"></span>'
               for i in ids.values()]
