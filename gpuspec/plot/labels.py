@@ -8,6 +8,7 @@ placement without drawing: `draw` measures each label's text, hands the boxes he
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from gpuspec.record import Record, ValueRecord, record
 
@@ -98,8 +99,8 @@ def ring(radii: tuple[float, ...], angles: int = 16) -> tuple[Place, ...]:
     return tuple(places)
 
 
-def place(wanted: list[Wanted], area: Box, markers: list[Box] = (), lines: list[Segment] = (),
-          fixed: list[Box] = ()) -> list[Placed]:
+def place(wanted: Sequence[Wanted], area: Box, markers: Sequence[Box] = (), lines: Sequence[Segment] = (),
+          fixed: Sequence[Box] = ()) -> list[Placed]:
     """A place for every label, in the order given. `markers` and `fixed` (texts already drawn) are boxes not to
     cover, `lines` segments best not crossed. Each label is placed greedily, the most crowded first, then
     placed again among all the others for a few rounds while the total cost falls."""
