@@ -196,6 +196,8 @@ def _parser() -> argparse.ArgumentParser:
     roofline.add_argument("--profile", metavar="FILE", help="a calibration profile: draw the calibrated source too")
     roofline.add_argument("--results", metavar="FILE", action="append", default=[],
                           help="saved results: draw the measured source too (repeat for several files)")
+    roofline.add_argument("--own-axes", action="store_true", help="each device's panel on its own axis ranges "
+                          "(default: one range for all, so that devices compare by eye)")
     timeline = pictures.add_parser("timeline", help="a launch stream as the queue plays it out: host and GPU")
     timeline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="a spec file, or one stream's line")
     for picture, run in ((roofline, _plot_roofline), (timeline, _plot_timeline)):
@@ -489,7 +491,7 @@ def _plot_roofline(args) -> int:
     from gpuspec import pictures
 
     return _picture("plot roofline", lambda: pictures.roofline(
-        [_split_target(t) for t in args.targets], args.out, args.profile, tuple(args.results)))
+        [_split_target(t) for t in args.targets], args.out, args.profile, tuple(args.results), args.own_axes))
 
 
 def _plot_timeline(args) -> int:

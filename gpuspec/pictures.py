@@ -53,14 +53,15 @@ def drawing():
 
 
 def roofline(targets: list[tuple[str, int | None]], out: str, profile: str | None = None,
-             results: tuple[str, ...] = ()) -> str:
-    """Draw the roofline of the targets' workloads into `out`; returns a line saying what was written."""
+             results: tuple[str, ...] = (), own_axes: bool = False) -> str:
+    """Draw the roofline of the targets' workloads into `out` (every device's panel on the same axis ranges,
+    unless `own_axes`); returns a line saying what was written."""
     format = picture_format(out)
     draw = drawing()
     loaded = select.load_targets(targets)
     chosen = select.roofline_subjects(loaded)
     try:
-        panels = data.roofline(chosen, _providers(loaded, profile, results))
+        panels = data.roofline(chosen, _providers(loaded, profile, results), shared=not own_axes)
     except data.Undrawable as error:
         raise PictureError(str(error)) from None
     _write(out, draw.render(draw.roofline(panels), format))

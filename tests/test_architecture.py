@@ -101,6 +101,7 @@ api
 config
 public
 plot
+plot.labels
 plot.data
 plot.select
 plot.draw

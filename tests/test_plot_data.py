@@ -9,7 +9,7 @@ from gpuspec.api import compile_text
 from gpuspec.devices import Fact
 from gpuspec.harness import workload_key
 from gpuspec.model import launches
-from gpuspec.plot import data, select
+from gpuspec.plot import data, labels, select
 from gpuspec.profiles import Profile
 from gpuspec.results import Measurement
 from gpuspec.sources import Calibrated, Measured, rebind
@@ -325,3 +325,143 @@ def test_a_negligible_launch_cost_still_shows_the_kernels():
     assert len(lane.gpu) == 3 and all(k.end - k.start == pytest.approx(kernel) for k in lane.gpu)
     assert len(lane.host) == data.MAX_DRAWN + 1  # millions are enqueued within the span; the first are drawn
     assert [(g.start, g.end) for g in lane.gaps] == [(0.0, 1e-305)]  # only the wait for the first launch
+
+
+# --- equal ceilings, shared axes, zoomed lanes -----------------------------------------------------
+
+L4 = "device L4\nx = bf16[4096, 4096]\ny = x * 2\n"
+
+
+def test_ceilings_that_read_the_same_share_one_line_and_one_caption():
+    # The L4's fp32, fp16 and bf16 are 30.3, 30.29 and 30.3 TFLOP/s: their captions were printed on top of each other
+    (panel,) = data.roofline(_subjects(L4))
+    (roof,) = panel.roofs
+    plain = [c for c in roof.ceilings if not c.tensor]
+    assert len(plain) == 1
+    (ceiling,) = plain
+    assert ceiling.dtypes == ("fp32", "fp16", "bf16")
+    assert ceiling.caption == "fp32 · fp16 · bf16 30.3 TFLOP/s"
+    assert ceiling.flop_rate == pytest.approx(30.3e12)
+    bandwidth = devices.lookup("L4").fact("hbm_bandwidth").value
+    assert ceiling.ridge == pytest.approx((30.29e12 / bandwidth, 30.3e12 / bandwidth))
+    captions = [c.caption for c in roof.ceilings]
+    assert len(set(captions)) == len(captions)  # no two captions alike, so none printed twice on one spot
+    # rates that differ in what is shown stay apart: the H100's fp32 (67 TFLOP/s) and fp16 · bf16 (134 TFLOP/s)
+    (h100,) = data.roofline(_subjects())
+    assert [c.label for c in h100.roofs[0].ceilings if not c.tensor] == ["fp32", "fp16 · bf16"]
+
+
+def test_panels_share_their_axis_ranges_unless_asked_for_their_own():
+    subjects = _subjects(LESSON + L4.replace("x", "q").replace("y", "w"))
+    shared = data.roofline(subjects)
+    own = data.roofline(subjects, shared=False)
+    assert [p.device.split(" ")[0] for p in shared] == ["H100-SXM", "L4"]
+    assert shared[0].x_limits == shared[1].x_limits and shared[0].y_limits == shared[1].y_limits
+    assert own[0].y_limits != own[1].y_limits  # the L4's roof is an order of magnitude lower
+    for panel, alone in zip(shared, own):  # the shared range is the union of the panels' own
+        assert panel.x_limits[0] <= alone.x_limits[0] and panel.x_limits[1] >= alone.x_limits[1]
+        assert panel.y_limits[0] <= alone.y_limits[0] and panel.y_limits[1] >= alone.y_limits[1]
+    assert shared[0].x_limits == (min(p.x_limits[0] for p in own), max(p.x_limits[1] for p in own))
+    assert shared[0].y_limits == (min(p.y_limits[0] for p in own), max(p.y_limits[1] for p in own))
+
+
+STREAMS = """\
+device H100-SXM
+x = bf16[4096]
+tiny = x * 2
+10,000 launches of tiny
+short = 4 launches of tiny
+10,000 launches of tiny as a CUDA graph
+"""
+
+
+def test_a_lane_that_shows_the_start_of_its_stream_says_how_much():
+    subjects = [s for s in _subjects(STREAMS) if s.workload.kind == "stream"]
+    timeline = data.timeline(subjects[:1])
+    (lane,) = timeline.lanes
+    # 12 launches of 3.6 µs are shown of the 10,000 the stream makes: 43.2 µs of 36.0 ms
+    assert lane.launch_cost == pytest.approx(3.6 * US)
+    assert timeline.zoom(lane) == "first 43.2 µs of 36.0 ms"
+    short = data.timeline([subjects[1]])
+    assert short.zoom(short.lanes[0]) == ""  # four launches fit: the whole stream is shown
+
+
+def test_a_lane_title_names_a_stream_without_a_name_by_its_whole_statement():
+    subjects = [s for s in _subjects(STREAMS) if s.workload.kind == "stream"]
+    graphed = data.timeline([subjects[2]]).lanes[0]
+    assert graphed.label.endswith("…")  # the short label a roofline point gets
+    assert graphed.name == "10,000 launches of tiny as a CUDA graph"
+    named = data.timeline([_named(_subjects(), "big")]).lanes[0]
+    assert named.name == "big"
+
+
+# --- where labels go (plot.labels: pure geometry, in pixels) ---------------------------------------
+
+
+def _marker(x, y, half=5.0):
+    return labels.Box(x - half, y - half, x + half, y + half)
+
+
+def _no_overlaps(boxes):
+    return all(a.overlap(b) == 0 for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_a_box_hangs_from_its_offset_as_aligned():
+    place = labels.Place(10, -5, "left", "top")
+    assert labels.box_at((100, 100), 40, 12, place) == labels.Box(110, 83, 150, 95)
+    centred = labels.box_at((0, 0), 40, 12, labels.Place(0, 8, "center", "bottom"))
+    assert (centred.x0, centred.x1, centred.y0) == (-20, 20, 8)
+    first = labels.ring((7, 20))[0]
+    assert first.dy < 0 and first.va == "top"  # below the point first: under a roof is where the room is
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_labels_of_a_dense_cluster_cover_no_label_no_marker_and_no_leader_crosses(seed):
+    import random
+
+    rng = random.Random(seed)
+    area = labels.Box(0, 0, 800, 500)
+    anchors = [(400 + rng.uniform(-25, 25), 250 + rng.uniform(-25, 25)) for _ in range(10)]
+    markers = [_marker(*a) for a in anchors]
+    wanted = [labels.Wanted(a, rng.uniform(30, 110), 12, labels.ring((10, 20, 32, 46, 62, 80, 100, 124)), 14)
+              for a in anchors]
+    placed = labels.place(wanted, area, markers)
+    boxes = [p.box for p in placed]
+    assert _no_overlaps(boxes)
+    assert all(box.overlap(marker) == 0 for box in boxes for marker in markers)
+    assert all(box.outside(area) == 0 for box in boxes)
+    assert labels.crossings(placed) == 0
+    for label, where in zip(wanted, placed):  # a leader exactly where a label is set further out, from its point
+        far = math.hypot(where.place.dx, where.place.dy) > label.leader
+        assert (where.leader is not None) == far
+        if far:
+            assert where.leader[0] == label.anchor
+
+
+def test_a_label_stays_inside_the_axes_and_off_a_line_when_there_is_room():
+    area = labels.Box(0, 0, 400, 300)
+    line = ((0.0, 35.0), (400.0, 35.0))  # a roof through the first place, just under the point
+    corner = labels.Wanted((395, 45), 80, 12, labels.ring((7, 14, 24)))
+    assert labels._inside(line, labels.box_at(corner.anchor, 80, 12, corner.places[0])) > 0
+    (where,) = labels.place([corner], area, [_marker(395, 45)], [line])
+    assert where.box.outside(area) == 0 and labels._inside(line, where.box) == 0  # in the axes, off the line
+    # where every place is covered, the least covered one is taken, not the first
+    crowded = labels.Wanted((200, 150), 50, 10, labels.ring((8,)))
+    blockers = [labels.Box(150, 100, 250, 150), labels.Box(150, 150, 250, 200), labels.Box(120, 120, 200, 180)]
+    (taken,) = labels.place([crowded], area, fixed=blockers)
+    free = min((labels.box_at(crowded.anchor, 50, 10, p) for p in crowded.places),
+               key=lambda box: sum(box.overlap(b) for b in blockers))
+    assert sum(taken.box.overlap(b) for b in blockers) == sum(free.overlap(b) for b in blockers)
+
+
+def test_stacked_captions_keep_their_order_and_move_only_as_far_as_they_must():
+    heights = [10.0] * 4
+    assert labels.spread([50, 100, 200, 300], heights, 0, 400) == [50, 100, 200, 300]  # nothing to move
+    moved = labels.spread([100, 102, 104, 300], heights, 0, 400, gap=1)
+    assert moved[3] == 300
+    assert [b - a for a, b in zip(moved, moved[1:3])] == [11, 11]  # packed edge to edge, a gap between
+    assert sum(moved[:3]) / 3 == pytest.approx(102)  # about where they wanted to be, on average
+    top = labels.spread([395, 398], [10, 10], 0, 400, gap=0)
+    assert top == [385, 395]  # kept under the top
+    crowded = labels.spread([5] * 6, [10] * 6, 0, 30, gap=0)  # more than fits: they never overlap
+    assert all(b - a >= 10 for a, b in zip(crowded, crowded[1:]))

@@ -6,9 +6,11 @@ import struct
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import pytest
 
+from gpuspec import units
 from gpuspec.api import check_text
 from gpuspec.cli import main
 from gpuspec.report import document
@@ -95,7 +97,8 @@ def test_bad_requests_are_errors_in_words(spec, tmp_path, capsys):
            "3 (y)")
     _fails(["plot", "timeline", f"{spec}:3", "--out", out], capsys, f"{spec}:3:", "not a launch stream",
            "7 (big), 8 (tiny)")
-    _fails(["plot", "timeline", f"{spec}:400", "--out", out], capsys, f"{spec}:400:", "past the end of the file, which has 9 lines")
+    _fails(["plot", "timeline", f"{spec}:400", "--out", out], capsys, f"{spec}:400:",
+           "past the end of the file, which has 9 lines")
     _fails(["plot", "roofline", str(tmp_path / "missing.gpu"), "--out", out], capsys, "missing.gpu",
            "cannot read the file")
     empty = tmp_path / "facts.gpu"
@@ -147,8 +150,9 @@ def test_the_html_report_is_one_file_with_the_pictures_inlined(tmp_path, capsys)
     assert "report written to" in capsys.readouterr().out
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "src=\"http" not in page
-    first_row = re.search(r'<tr class="(\w+)"><td class="where">([^<]+)</td>', page)
-    assert first_row.groups() == ("fail", f"{spec}:10")
+    first_row = re.search(r'<details class="claim (\w+) f1"><summary><span class="row"><span class="mark"[^>]*>'
+                          r'</span><span class="where">(.+?)</span>', page)
+    assert (first_row[1], first_row[2].replace("<wbr>", "")) == ("fail", f"{spec}:10")
     images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)
     assert len(images) == 2  # the roofline and the launch streams
     for image in images:
@@ -162,9 +166,9 @@ def test_the_markdown_report(tmp_path):
     assert main(["report", str(spec), "--out", str(out), "--format", "markdown"]) == 1
     text = out.read_text()
     table = [line for line in text.splitlines() if line.startswith("| ")]
-    assert table[0] == "| Where | Claim | model | Why it fails |"
+    assert table[0] == "| Where | Device | Claim | model | Why it fails |"
     where = document.markdown_cell(f"{spec}:10")
-    assert table[2].startswith(f"| {where} | y is ≈ 30 µs | 20.03 µs ✗ | time = 20.03 µs")
+    assert table[2].startswith(f"| {where} | H100-SXM | y is ≈ 30 µs | 20.03 µs ✗ | time = 20.03 µs")
     assert "| y = x \\* 2: memory-bound | memory ✓ |" in text
     # the pictures are too large for a PR comment or job summary: named, with where to get them, not inlined
     assert "data:image" not in text and text.count("Not inlined: ") == 2 and "`--format html`" in text
@@ -212,3 +216,140 @@ def test_a_report_says_which_picture_is_not_drawn_and_why(tmp_path, capsys, form
     assert main(["report", str(path), "--out", str(out)]) == 0  # the stream has no claim to check
     assert "Traceback" not in capsys.readouterr().err
     assert "`s` has no timeline to draw" in out.read_text().replace("\\", "")
+
+
+# --- what the drawn pictures hold: labels that cover nothing, shared ranges, wrapped titles, zoom notes ----
+
+from matplotlib.text import Text  # noqa: E402
+
+from gpuspec.plot import data, labels, select  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+L4_AND_H100 = SPEC + "device L4\nq = bf16[4096, 4096]\nq2 = q * 2\nq3 = q2 + q\na = bf16[4096, 8192]\n" \
+    "b = bf16[8192, 4096]\nm = a @ b\n"
+
+
+def _drawn_roofline(tmp_path, text=None, folder=None, shared=True):
+    if folder is None:
+        path = tmp_path / "r.gpu"
+        path.write_text(text)
+        folder = str(path)
+    panels = data.roofline(select.roofline_subjects(select.load_targets([(folder, None)])), shared=shared)
+    figure = draw.roofline(panels)
+    figure.canvas.draw()
+    return panels, figure
+
+
+def _words(figure, ax) -> list[tuple[str, str, labels.Box]]:
+    """Every text in the axes (ceiling captions, ridge labels, point labels) as (gid, text, box without leader)."""
+    renderer = figure.canvas.get_renderer()
+    found = []
+    for text in ax.texts:
+        extent = Text.get_window_extent(text, renderer)
+        found.append((text.get_gid(), text.get_text(), labels.Box(extent.x0, extent.y0, extent.x1, extent.y1)))
+    return found
+
+
+CLOSE_CEILINGS = "device L4 with tensor_tf32 = 32 TFLOP/s, tensor_fp8 = 130 TFLOP/s\nx = bf16[4096]\ny = x * 2\n"
+
+
+@pytest.mark.parametrize("which", ["lesson", "bundled specs", "L4 beside H100", "close ceilings"])
+def test_no_label_of_a_drawn_roofline_covers_another_and_no_leader_crosses(tmp_path, which):
+    if which == "bundled specs":
+        panels, figure = _drawn_roofline(tmp_path, folder=str(ROOT / "specs"))
+    else:
+        text = {"lesson": SPEC, "L4 beside H100": L4_AND_H100, "close ceilings": CLOSE_CEILINGS}[which]
+        panels, figure = _drawn_roofline(tmp_path, text)
+    renderer = figure.canvas.get_renderer()
+    for ax, panel in zip(figure.axes, panels):
+        words = _words(figure, ax)
+        boxes = [box for _, _, box in words]
+        overlapping = [(words[i][1], words[j][1]) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+                       if boxes[i].overlap(boxes[j]) > 0]
+        assert overlapping == []
+        frame = ax.get_window_extent(renderer)
+        points = [(gid, text, box) for gid, text, box in words if gid == "point-label"]
+        assert sorted(text for _, text, _ in points) == sorted(p.label for p in panel.points)  # each once
+        for _, text, box in points:
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1, text
+        markers = [ax.transData.transform((p.intensity, p.flop_rate)) for p in panel.points]
+        for _, text, box in points:  # no label over a workload's marker (its centre)
+            assert not any(box.x0 < x < box.x1 and box.y0 < y < box.y1 for x, y in markers), text
+        leaders = [labels.Placed(None, box, (anchor, labels._edge(anchor, box)), 0.0)
+                   for text in ax.texts if text.get_gid() == "point-label" and text.arrow_patch is not None
+                   for anchor in [tuple(ax.transData.transform(text.xy))]
+                   for box in [labels.Box(*Text.get_window_extent(text, renderer).extents)]]
+        assert labels.crossings(leaders) == 0
+        captions = [text for gid, text, _ in words if gid == "ceiling-label"]
+        assert sorted(captions) == sorted(c.caption for c in panel.roofs[0].ceilings)  # one per ceiling, each once
+        for text in ax.texts:  # beside its ceiling, or moved with a line back to it
+            if text.get_gid() == "ceiling-label":
+                middle = Text.get_window_extent(text, renderer).y0 / 2 + Text.get_window_extent(text, renderer).y1 / 2
+                at = ax.transData.transform((1.0, text.xy[1]))[1]
+                assert abs(middle - at) < 1 or text.arrow_patch is not None, text.get_text()
+    if which == "close ceilings":  # 30.3, 32 (tf32), 121 and 130 TFLOP/s: two pairs pushed apart, with lines
+        moved = [t for t in figure.axes[0].texts if t.get_gid() == "ceiling-label" and t.arrow_patch is not None]
+        assert len(moved) >= 2
+
+
+def test_the_l4_ceilings_at_30_tflops_are_one_caption(tmp_path):
+    panels, figure = _drawn_roofline(tmp_path, L4_AND_H100)
+    l4 = figure.axes[1]
+    assert panels[1].device == "L4" and l4.get_title(loc="left").startswith("L4")
+    captions = [t.get_text() for t in l4.texts if "30.3 TFLOP/s" in t.get_text()]
+    assert captions == ["fp32 · fp16 · bf16 30.3 TFLOP/s"]
+
+
+def test_panels_are_drawn_on_one_range_unless_own_axes_is_asked(tmp_path, capsys):
+    _, figure = _drawn_roofline(tmp_path, L4_AND_H100)
+    h100, l4 = figure.axes[:2]
+    assert h100.get_xlim() == l4.get_xlim() and h100.get_ylim() == l4.get_ylim()
+    _, own = _drawn_roofline(tmp_path, L4_AND_H100, shared=False)
+    assert own.axes[0].get_ylim() != own.axes[1].get_ylim()
+    spec = tmp_path / "r.gpu"
+    shared_svg, own_svg = tmp_path / "shared.svg", tmp_path / "own.svg"
+    assert main(["plot", "roofline", str(spec), "--out", str(shared_svg)]) == 0
+    assert main(["plot", "roofline", str(spec), "--own-axes", "--out", str(own_svg)]) == 0
+    assert shared_svg.read_bytes() != own_svg.read_bytes()
+    assert _svg_size(own_svg.read_bytes()) == _svg_size(shared_svg.read_bytes())
+
+
+STREAMS = """\
+device H100-SXM
+x = bf16[4096]
+tiny = x * 2
+y = bf16[4096, 4096]
+big = y * 2
+streamed = 1000 launches of big
+10,000 launches of tiny as a CUDA graph
+10,000 launches of tiny
+"""
+
+
+def test_a_long_lane_title_wraps_between_words_and_a_zoomed_lane_says_how_much_it_shows(tmp_path):
+    path = tmp_path / "s.gpu"
+    path.write_text(STREAMS)
+    drawn = data.timeline(select.stream_subjects(select.load_targets([(str(path), None)])))
+    figure = draw.timeline(drawn)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    width = figure.get_window_extent(renderer).width
+    titles = [ax.get_title(loc="left") for ax in figure.axes]
+    assert [t.replace("\n", " ") for t in titles] == [draw._lane_title(lane) for lane in drawn.lanes]
+    graph = titles[1]
+    assert graph.startswith("10,000 launches of tiny as a CUDA graph (line 7): ") and "\n" in graph
+    for ax in figure.axes:
+        extent = ax.title.get_window_extent(renderer)
+        assert 0 <= extent.x0 and extent.x1 <= width  # nothing cut off at the figure's edge
+    wrapped = sum(t.count("\n") for t in titles)
+    assert figure.get_size_inches()[1] == pytest.approx(draw.TIMELINE_FRAME + 3 * draw.TIMELINE_LANE
+                                                        + wrapped * draw.TITLE_LINE)
+    notes = [[t.get_text() for t in ax.texts if t.get_gid() == "zoom"] for ax in figure.axes]
+    span = units.format_si(drawn.span, units.TIME)
+    assert notes == [[f"first {span} of 20.0 ms →"], [f"first {span} of 25.0 ms →"], [f"first {span} of 36.0 ms →"]]
+    assert figure.axes[-1].get_xlabel().endswith(f"; the first {span} of each stream")
+    path.write_text("device H100-SXM\nx = bf16[4096]\ntiny = x * 2\nfour = 4 launches of tiny\n")
+    whole = data.timeline(select.stream_subjects(select.load_targets([(str(path), None)])))
+    figure = draw.timeline(whole)
+    assert [t for ax in figure.axes for t in ax.texts if t.get_gid() == "zoom"] == []  # all of it is shown
+    assert figure.axes[-1].get_xlabel() == "time since the first launch call (µs)"

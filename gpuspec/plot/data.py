@@ -83,6 +83,11 @@ class Ceiling(Record):
     ridge: tuple[float, float]  # FLOP/B: (low, high)
     used: bool                 # some workload drawn runs at this peak
 
+    @property
+    def caption(self) -> str:
+        """What the picture writes on the ceiling: `fp32 · fp16 · bf16 30.3 TFLOP/s`."""
+        return f"{self.label} {units.format_si(self.flop_rate, units.FLOP_RATE)}"
+
 
 @record
 class Roof(Record):
@@ -130,15 +135,23 @@ def plottable(workload) -> bool:
         return False
 
 
-def roofline(subjects: list[Subject], sources: dict[str, object] | None = None) -> tuple[RooflinePanel, ...]:
+def roofline(subjects: list[Subject], sources: dict[str, object] | None = None,
+             shared: bool = True) -> tuple[RooflinePanel, ...]:
     """One panel per device, in order of first appearance. `sources` maps a source's name to its provider
-    (default: the model alone); a provider that cannot say anything about a workload gives it no point."""
+    (default: the model alone); a provider that cannot say anything about a workload gives it no point.
+    `shared`: every panel on the same axis limits, which hold all of them, so that devices compare by eye
+    (else each panel's own)."""
     sources = sources or {"model": ModelSource()}
     by_device: dict[tuple, list[Subject]] = {}
     for subject in subjects:
         if plottable(subject.workload):
             by_device.setdefault(_roof_key(subject.workload.device), []).append(subject)
-    return tuple(_panel(members, sources) for members in by_device.values())
+    panels = tuple(_panel(members, sources) for members in by_device.values())
+    if not shared or len(panels) < 2:
+        return panels
+    x_limits = (min(p.x_limits[0] for p in panels), max(p.x_limits[1] for p in panels))
+    y_limits = (min(p.y_limits[0] for p in panels), max(p.y_limits[1] for p in panels))
+    return tuple(RooflinePanel(p.device, p.roofs, p.points, x_limits, y_limits) for p in panels)
 
 
 def _roof_key(device) -> tuple:
@@ -264,16 +277,20 @@ def _peak_facts(workload) -> set[str]:
 def _roof(source: str, device, peaks: set[str]) -> Roof:
     bandwidth = device.fact("hbm_bandwidth")
     names = [n for n in (*PLAIN, *TENSOR, *FP64) if device.fact(n) and (n not in FP64 or n in peaks)]
-    groups: dict[tuple[bool, float], list[str]] = {}  # equal rates on the same units share one line
+    # Rates that read the same on the same units share one line and one label: the L4's fp32, fp16 and bf16 are
+    # 30.3, 30.29 and 30.3 TFLOP/s, three labels printed on top of each other had they been kept apart.
+    groups: dict[tuple[bool, str], list[str]] = {}
     for name in names:
-        groups.setdefault((name.startswith("tensor_"), device.fact(name).value), []).append(name)
+        shown = units.format_si(device.fact(name).value, units.FLOP_RATE)
+        groups.setdefault((name.startswith("tensor_"), shown), []).append(name)
     ceilings = []
-    for (tensor, rate), members in groups.items():
-        fact = device.fact(members[0])
+    for (tensor, _), members in groups.items():
+        facts = [device.fact(n) for n in members]
         dtypes = tuple(n.removeprefix("tensor_") for n in members)
         label = " · ".join(dtypes) + (" tensor cores" if tensor else "")
-        ridge = (_ratio(fact.low, bandwidth.high), _ratio(fact.high, bandwidth.low))
-        ceilings.append(Ceiling(label, dtypes, tensor, rate, ridge, any(n in peaks for n in members)))
+        ridge = (min(_ratio(f.low, bandwidth.high) for f in facts), max(_ratio(f.high, bandwidth.low) for f in facts))
+        ceilings.append(Ceiling(label, dtypes, tensor, max(f.value for f in facts), ridge,
+                                any(n in peaks for n in members)))
     ceilings.sort(key=lambda c: c.flop_rate)
     return Roof(source, bandwidth.value, tuple(ceilings))
 
@@ -316,11 +333,22 @@ class Lane(Record):
     total: float                       # the whole stream's time, as the model computes it
     busy_share: float                  # the whole stream's share of time the GPU runs kernels
 
+    @property
+    def name(self) -> str:
+        """What the lane's title calls the stream: its name, else the whole statement (a label is shortened)."""
+        return self.label if self.label.isidentifier() else self.statement
+
 
 @record
 class Timeline(Record):
     lanes: tuple[Lane, ...]
     span: float  # seconds shown, the same for every lane so that their launch rates compare
+
+    def zoom(self, lane: Lane) -> str:
+        """What part of the lane's stream the span shows, when not all of it: `first 43.2 µs of 36.0 ms`."""
+        if lane.total <= self.span * (1 + 1e-9):
+            return ""
+        return f"first {units.format_si(self.span, units.TIME)} of {units.format_si(lane.total, units.TIME)}"
 
 
 def queue(pattern: list[float], repeats: int, launch_cost: float, until: float = math.inf,

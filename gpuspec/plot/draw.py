@@ -8,18 +8,25 @@ import math
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-from matplotlib.transforms import Bbox
 
 from gpuspec import units
+from gpuspec.plot import labels
 from gpuspec.plot.data import RooflinePanel, Timeline
 
 DPI = 120                   # PNG pixels per inch: a 10-inch picture is 1200 pixels wide
 ROOFLINE_PANEL = (10.0, 6.0)  # inches per device
+POINT_SIZE, LABEL_SIZE, CAPTION_SIZE = 7, 8, 7.5  # points: a workload's marker, its label, a ceiling's caption
+RINGS = (7, 12, 19, 28, 40, 54, 70, 90)  # points from a workload to where its label may go, nearest first
+CAPTION_GAP = 4  # points between the axes' right edge and a ceiling's caption
+LEADER_FROM = 10  # points: a label further out than this is joined to its workload by a line
+LABELLED = 40  # labels a panel places, at most; further points are drawn unlabelled and the legend counts them
 TIMELINE_WIDTH, TIMELINE_LANE, TIMELINE_FRAME = 10.0, 2.3, 0.9  # inches: width, per stream, axis and title
+TITLE_WIDTH, TITLE_LINE = 9.2, 0.18  # inches: a lane title's line at most (the axes' width), and each line more
 
 BOUND_COLORS = {"memory": "#1f6fb4", "compute": "#c4302b", "overhead": "#7a7a7a"}
 SOURCE_MARKERS = {"model": "o", "calibrated": "^", "measured": "s"}
@@ -89,7 +96,7 @@ def _roofline_axes(ax, panel: RooflinePanel) -> None:
     ax.set_axisbelow(True)
     roof = next((r for r in panel.roofs if r.source == "model"), panel.roofs[0] if panel.roofs else None)
     bandwidth = f", HBM {units.format_si(roof.bandwidth, units.BANDWIDTH)}" if roof else ""
-    ax.set_title(f"{panel.device}: the roofline{bandwidth}", loc="left")
+    ax.set_title(f"{panel.device}: the roofline{bandwidth}", loc="left", parse_math=False)
     for roof in panel.roofs:
         style = "-" if roof.source == "model" else "--"
         top = max((c.ridge[1] for c in roof.ceilings), default=panel.x_limits[1])
@@ -101,23 +108,25 @@ def _roofline_axes(ax, panel: RooflinePanel) -> None:
             ridge = ceiling.flop_rate / roof.bandwidth
             ax.plot([ridge, panel.x_limits[1]], [ceiling.flop_rate] * 2, style, color=color,
                     linewidth=1.6 if ceiling.used else 1.0, alpha=1.0 if ceiling.used else 0.55, zorder=2)
-            ax.plot([ridge], [ceiling.flop_rate], "D", color=color, markersize=4 if ceiling.used else 3, zorder=3)
-            if roof.source == "model":
-                ax.annotate(f"{ceiling.label}  {units.format_si(ceiling.flop_rate, units.FLOP_RATE)}",
-                            (panel.x_limits[1], ceiling.flop_rate), xytext=(-4, 1.5), textcoords="offset points",
-                            ha="right", va="bottom", fontsize=7.5, color=color, gid="ceiling-label")
-                if ceiling.used:  # a dotted drop to the axis: where the workloads of this peak turn compute-bound
-                    ax.plot([ridge, ridge], [panel.y_limits[0], ceiling.flop_rate], ":", color=color,
-                            linewidth=0.9, zorder=1)
-                    ax.annotate(f"ridge {ridge:.3g} FLOP/B", (ridge, panel.y_limits[0]),
-                                xytext=(3, 3), textcoords="offset points", rotation=90, ha="left", va="bottom",
-                                fontsize=7.5, color=color)
+            ax.plot([ridge], [ceiling.flop_rate], "D", color=color, markersize=4 if ceiling.used else 3, zorder=3,
+                    gid="ridge-point")
+            if roof.source == "model":  # its caption beside the right edge, where no workload is drawn
+                ax.annotate(ceiling.caption, (1.0, ceiling.flop_rate), xycoords=ax.get_yaxis_transform(),
+                            xytext=(CAPTION_GAP, 0), textcoords="offset points", ha="left", va="center",
+                            fontsize=CAPTION_SIZE, color=color, annotation_clip=False, gid="ceiling-label")
+            if roof.source == "model" and ceiling.used:
+                # a dotted drop to the axis: where the workloads of this peak turn compute-bound
+                ax.plot([ridge, ridge], [panel.y_limits[0], ceiling.flop_rate], ":", color=color,
+                        linewidth=0.9, zorder=1)
+                ax.annotate(f"ridge {ridge:.3g} FLOP/B", (ridge, panel.y_limits[0]),
+                            xytext=(3, 3), textcoords="offset points", rotation=90, ha="left", va="bottom",
+                            fontsize=7.5, color=color, gid="ridge-label")
     for point in panel.points:
         ax.plot([point.intensity], [point.flop_rate], SOURCE_MARKERS[point.source],
-                color=BOUND_COLORS.get(point.bound, "#333333"), markersize=7, markeredgecolor="white",
-                markeredgewidth=0.8, zorder=4)
-    ax.legend(handles=_legend(panel), loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
-              fontsize=8, frameon=False)
+                color=BOUND_COLORS.get(point.bound, "#333333"), markersize=POINT_SIZE, markeredgecolor="white",
+                markeredgewidth=0.8, zorder=4, gid="point")
+    ax.legend(handles=_legend(panel), loc="upper left", bbox_to_anchor=(0.0, -0.11), borderaxespad=0,
+              fontsize=8, frameon=False, ncols=5)
 
 
 def _legend(panel: RooflinePanel) -> list:
@@ -132,61 +141,82 @@ def _legend(panel: RooflinePanel) -> list:
                               label=f"{source}"))
     for bound in dict.fromkeys(p.bound for p in panel.points):
         handles.append(Patch(color=BOUND_COLORS.get(bound, "#333333"), label=f"{bound}-bound"))
+    if len(panel.points) > LABELLED:
+        handles.append(Line2D([], [], linestyle="", label=f"({len(panel.points) - LABELLED} points unlabelled)"))
     return handles
 
 
-def _offsets() -> list[tuple[float, float, str, str]]:
-    """Where a point's label may go, tried in turn: (dx, dy) in points, and its alignment. Below the point
-    first (under the roof is where the space is), then further out, ring by ring."""
-    places = []
-    for radius in (7, 16, 28, 42, 60, 80):
-        for angle in (-35, -145, -90, 35, 145, 90, 0, 180):
-            dx, dy = radius * math.cos(math.radians(angle)), radius * math.sin(math.radians(angle))
-            ha = "center" if abs(dx) < 1 else "left" if dx > 0 else "right"
-            va = "center" if abs(dy) < 1 else "bottom" if dy > 0 else "top"
-            places.append((round(dx, 1), round(dy, 1), ha, va))
-    return places
-
-
-_OFFSETS = _offsets()
-
-
 def _place_labels(ax, panel: RooflinePanel) -> None:
-    """Each point's label beside it, at the first place that overlaps no other label or point and stays
-    inside the axes; a label set further out gets a thin line to its point."""
+    """The ceilings' captions beside the right edge, each at its ceiling's height or moved just enough that
+    none overlaps another (labels.spread; a moved one gets a short line to its ceiling); then each point's label
+    where it covers least (labels.place), with a leader line when set further out. In pixels of the laid-out
+    figure."""
     renderer = ax.figure.canvas.get_renderer()
-    inside = ax.get_window_extent(renderer)
-    taken = [t.get_window_extent(renderer).expanded(1.05, 1.2) for t in ax.texts]
-    for point in panel.points:
-        x, y = ax.transData.transform((point.intensity, point.flop_rate))
-        taken.append(Bbox([[x - 5, y - 5], [x + 5, y + 5]]))
-    for point in panel.points:
-        chosen = None
-        for place in _OFFSETS:
-            text = _label(ax, point, place)
-            box = _words(text, renderer)
-            fits = inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
-            if fits and not any(box.overlaps(other) for other in taken):
-                chosen = text
-                break
-            text.remove()
-        if chosen is None:  # nowhere free: the first place, which at least stays next to its point
-            chosen = _label(ax, point, _OFFSETS[0])
-        taken.append(_words(chosen, renderer).expanded(1.02, 1.1))
+    scale = ax.figure.dpi / 72  # pixels per point
+    frame = ax.get_window_extent(renderer)
+    captions = [t for t in ax.texts if t.get_gid() == "ceiling-label"]
+    wanted = [ax.transData.transform((1.0, t.xy[1]))[1] for t in captions]
+    heights = [t.get_window_extent(renderer).height for t in captions]
+    for caption, centre, moved in zip(captions, wanted, labels.spread(wanted, heights, frame.y0, frame.y1 + 8)):
+        if abs(moved - centre) > 0.5:  # drawn again, moved, with a line from its ceiling's end
+            caption.remove()
+            ax.annotate(caption.get_text(), caption.xy, xycoords=ax.get_yaxis_transform(),
+                        xytext=(CAPTION_GAP + 6, (moved - centre) / scale), textcoords="offset points", ha="left",
+                        va="center", fontsize=CAPTION_SIZE, color=caption.get_color(), annotation_clip=False,
+                        gid="ceiling-label", arrowprops={"arrowstyle": "-", "color": caption.get_color(),
+                                                         "linewidth": 0.6, "shrinkA": 1, "shrinkB": 0})
+    area = labels.Box(frame.x0 + 2, frame.y0 + 2, frame.x1 - 2, frame.y1 - 2)
+    fixed = [_box(Text.get_window_extent(t, renderer)) for t in ax.texts]  # without a caption's line
+    lines = _segments(ax)
+    markers = []
+    for line in ax.lines:
+        if line.get_linestyle() in ("None", "", " ") and line.get_marker() not in ("None", "", None):
+            half = (line.get_markersize() / 2 + 1) * scale
+            for x, y in ax.transData.transform(line.get_xydata()):
+                markers.append(labels.Box(x - half, y - half, x + half, y + half))
+    around = labels.ring(tuple(r * scale for r in RINGS))
+    shown = panel.points[:LABELLED]
+    asked = [(p.label, (p.intensity, p.flop_rate), around, LEADER_FROM * scale) for p in shown]
+    for point, where in zip(shown, _placed(ax, renderer, asked, LABEL_SIZE, area, markers, lines, fixed)):
+        _annotate(ax, point.label, (point.intensity, point.flop_rate), where, scale, LABEL_SIZE, "#222222",
+                  "point-label")
 
 
-def _words(annotation, renderer) -> Bbox:
-    """Where an annotation's text lies, without its leader line."""
-    annotation.update_positions(renderer)
-    return Text.get_window_extent(annotation, renderer)
+def _placed(ax, renderer, wanted, size, area, markers, lines, fixed) -> list:
+    """labels.place for (text, data point, places, leader distance) tuples, each text measured as matplotlib
+    lays it out at `size` (its box is as tall as its font's line, whatever its letters)."""
+    asked = []
+    for text, xy, places, leader in wanted:
+        probe = ax.text(0, 0, text, fontsize=size, parse_math=False)
+        extent = Text.get_window_extent(probe, renderer)
+        probe.remove()
+        anchor = tuple(ax.transData.transform(xy))
+        asked.append(labels.Wanted(anchor, extent.width, extent.height, places, leader))
+    return labels.place(asked, area, markers, lines, fixed)
 
 
-def _label(ax, point, place):
-    dx, dy, ha, va = place
-    leader = {"arrowprops": {"arrowstyle": "-", "color": "#9a9a9a", "linewidth": 0.6, "shrinkA": 1, "shrinkB": 4}} \
-        if math.hypot(dx, dy) > 10 else {}
-    return ax.annotate(point.label, (point.intensity, point.flop_rate), xytext=(dx, dy), textcoords="offset points",
-                       ha=ha, va=va, fontsize=8, color="#222222", zorder=5, **leader)
+def _annotate(ax, text, xy, where, scale, size, color, gid):
+    place = where.place
+    leader = {"arrowprops": {"arrowstyle": "-", "color": "#9a9a9a", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4}} \
+        if where.leader is not None else {}
+    return ax.annotate(text, xy, xytext=(place.dx / scale, place.dy / scale), textcoords="offset points",
+                       ha=place.ha, va=place.va, fontsize=size, color=color, zorder=5, gid=gid,
+                       parse_math=False, **leader)  # a `$` in what a user wrote is a dollar sign, not TeX
+
+
+def _segments(ax) -> list:
+    """The drawn lines of the axes (roofs, ceilings, drops) as segments in pixels."""
+    found = []
+    for line in ax.lines:
+        if line.get_linestyle() in ("None", "", " "):
+            continue
+        xy = ax.transData.transform(line.get_xydata())
+        found.extend((tuple(a), tuple(b)) for a, b in zip(xy, xy[1:]))
+    return found
+
+
+def _box(extent) -> labels.Box:
+    return labels.Box(extent.x0, extent.y0, extent.x1, extent.y1)
 
 
 def _rate(value: float) -> str:
@@ -205,12 +235,17 @@ def _rate(value: float) -> str:
 
 def timeline(data: Timeline) -> Figure:
     """One pair of rows per stream, on one time axis: the host's launches above, the GPU's kernels below,
-    the GPU's idle gaps shaded."""
+    the GPU's idle gaps shaded. A lane that shows only the start of its stream says so at its right end; a
+    title too long for one line wraps between words."""
     scale, unit = _time_unit(data.span)
     with matplotlib.rc_context(STYLE):
-        figure = _figure(TIMELINE_WIDTH, TIMELINE_FRAME + TIMELINE_LANE * len(data.lanes))
+        measure = FigureCanvasAgg(Figure(figsize=(TIMELINE_WIDTH, 1), dpi=DPI)).get_renderer()
+        titles = [_wrapped(_lane_title(lane), TITLE_WIDTH * DPI, matplotlib.rcParams["axes.titlesize"], measure)
+                  for lane in data.lanes]
+        extra = sum(title.count("\n") for title in titles)
+        figure = _figure(TIMELINE_WIDTH, TIMELINE_FRAME + TIMELINE_LANE * len(data.lanes) + TITLE_LINE * extra)
         axes = figure.subplots(len(data.lanes), 1, sharex=True, squeeze=False)[:, 0]
-        for ax, lane in zip(axes, data.lanes):
+        for ax, lane, title in zip(axes, data.lanes, titles):
             host_row, gpu_row = 1.0, 0.0
             ax.broken_barh([(i.start / scale, (i.end - i.start) / scale) for i in lane.gaps], (gpu_row - 0.32, 0.64),
                            facecolors=IDLE_COLOR, alpha=0.22, hatch="///", edgecolor=IDLE_COLOR, linewidth=0)
@@ -230,14 +265,20 @@ def timeline(data: Timeline) -> Figure:
             ax.tick_params(axis="y", length=0)
             for side in ("top", "right", "left"):
                 ax.spines[side].set_visible(False)
-            ax.set_title(_lane_title(lane), loc="left")
-        axes[-1].set_xlabel(f"time since the first launch call ({unit})")
-        axes[0].legend(handles=[Patch(color=HOST_COLORS[0], label="host: one launch"),
-                                Patch(color=KERNEL_COLOR, label="GPU: one kernel"),
-                                Patch(facecolor=IDLE_COLOR, alpha=0.22, hatch="///", edgecolor=IDLE_COLOR,
-                                      label="GPU idle")],
-                       loc="lower left", bbox_to_anchor=(0.0, 1.16), ncols=3, fontsize=8, frameon=False,
-                       borderaxespad=0)
+            ax.set_title(title, loc="left", parse_math=False)
+            zoom = data.zoom(lane)
+            if zoom:  # the stream goes on past the span: say how much of it is shown, where it is cut off
+                ax.text(1.0, 1.0, f"{zoom} →", transform=ax.transAxes, ha="right", va="top", fontsize=8,
+                        color="#444444", gid="zoom")
+        zoomed = [data.zoom(lane) for lane in data.lanes if data.zoom(lane)]
+        shown = f"; the first {units.format_si(data.span, units.TIME)} of each stream" if zoomed else ""
+        axes[-1].set_xlabel(f"time since the first launch call ({unit}){shown}")
+        # above every title, in the figure's margin: a lane's title may take two lines
+        figure.legend(handles=[Patch(color=HOST_COLORS[0], label="host: one launch"),
+                               Patch(color=KERNEL_COLOR, label="GPU: one kernel"),
+                               Patch(facecolor=IDLE_COLOR, alpha=0.22, hatch="///", edgecolor=IDLE_COLOR,
+                                     label="GPU idle")],
+                      loc="outside upper left", ncols=3, fontsize=8, frameon=False)
     return figure
 
 
@@ -247,8 +288,22 @@ def _lane_title(lane) -> str:
     launch = (f"one graph launch of {units.format_si(lane.launch_cost, units.TIME)}" if lane.graph else
               f"a launch every {units.format_si(lane.launch_cost, units.TIME)}")
     share = f"{lane.busy_share * 100:.3g}"
-    return (f"{lane.label} (line {lane.line}): {each} kernels, {launch}; "
+    return (f"{lane.name} (line {lane.line}): {each} kernels, {launch}; "
             f"GPU busy {share}% of the {units.format_si(lane.total, units.TIME)} stream")
+
+
+def _wrapped(text: str, width: float, size: float, renderer) -> str:
+    """`text` in lines no wider than `width` pixels at `size` points, broken between words only (a word
+    longer than a line stands alone on its line)."""
+    font = FontProperties(size=size)
+    lines: list[str] = []
+    for word in text.split(" "):
+        trial = f"{lines[-1]} {word}" if lines else word
+        if lines and renderer.get_text_width_height_descent(trial, font, ismath=False)[0] <= width:
+            lines[-1] = trial
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _time_unit(span: float) -> tuple[float, str]:

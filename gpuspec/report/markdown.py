@@ -1,6 +1,7 @@
 """The Markdown report: the counts, then tables of failures, errors and passing claims, for PR comments."""
 from __future__ import annotations
 
+import html
 import re
 
 from gpuspec.report import Report
@@ -27,6 +28,14 @@ def inert(text: str) -> str:
     """One line of user text as Markdown that shows it as written: control characters as escapes, Markdown
     and HTML syntax escaped, and no mention or issue reference for GitHub to act on."""
     return _REFERENCE.sub(lambda m: m[0] + WORD_JOINER, _SPECIAL.sub(r"\\\1", shown(text)))
+
+
+def html_inert(text: str) -> str:
+    """User text inside raw HTML of a Markdown document (a <summary> line): Markdown's backslash escapes are not
+    read there, so HTML's escaping is what keeps `<b>` shown as written; mentions and references broken too, and
+    `[` written as a reference, so that no `##[command]` stands in the file for a CI log that shows it."""
+    escaped = html.escape(shown(" ".join(_NEWLINE.split(text)))).replace("[", "&#91;")
+    return _REFERENCE.sub(lambda m: m[0] + WORD_JOINER, escaped)
 
 
 def heading(report: Report) -> str:
@@ -77,8 +86,8 @@ def derivations(failures: list[Verdict]) -> list[str]:
     for verdict in failures:
         if verdict.actual is None:
             continue
-        lines += ["", "<details>", f"<summary>{cell(_where(verdict))}: {cell(verdict.claim.text)} "
-                  f"({cell(verdict.source)})</summary>", ""]
+        lines += ["", "<details>", f"<summary>{html_inert(_where(verdict))}: {html_inert(verdict.claim.text)} "
+                  f"({html_inert(verdict.source)})</summary>", ""]
         for line in derivation(verdict.actual):
             depth = (len(line) - len(line.lstrip(" "))) // 2
             lines.append("  " * depth + "- " + cell(line.strip()))
