@@ -33,6 +33,8 @@ _RANGE_BEFORE = re.compile(rf"({_NUMBER})[{_GAP}]?(–|\.\.)[{_GAP}]?\Z")
 # of comparison or a cell's bar. Anything else (a letter, a digit, a point, a minus) makes it part of something else.
 _BEFORE_NUMBER = frozenset(" \t\u00a0\u202f\u2009([{\"'“‘«*_~≈<>≤≥=:|—")
 _COMPARATOR = re.compile(r"\s*(≈|~|<=|>=|≤|≥|=|<|>)")
+# The sentence reads number first (`4 ms<!-- gpu: < x.time -->`: 4 ms < x.time); the claim line, metric first.
+_TURNED = {"<": ">", ">": "<", "≤": "≥", "≥": "≤", "<=": ">=", ">=": "<="}
 _TOLERANCE = re.compile(r"±|\+/-|\+-")
 _COMMENT = re.compile(r"<!--.*?-->")
 _SEPARATORS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # as text.py refuses them in spec text
@@ -173,7 +175,7 @@ def _read(path: str, row: str, comment) -> _Check | None:
     stripped = metric.strip()
     add(stripped, rest_start + body_start + (len(metric) - len(metric.lstrip())))
     add(" ", None)
-    add(compared.group(1), body_start + compared.start(1))
+    add(_TURNED.get(compared.group(1), compared.group(1)), body_start + compared.start(1))
     add(" ", None)
     number_column = len(text) + 1
     add(low[0], low[1])
