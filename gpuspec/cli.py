@@ -301,10 +301,11 @@ def _configured(args):
         found = config.load()
     except SpecError as error:
         return _print_errors(error, error.diagnostics[0].span.file)
-    args.paths = args.paths or list(found.paths) or ["."]
-    args.format = args.format or found.format or "text"
-    args.profile = args.profile or found.profile
-    args.results = args.results or list(found.results)
+    found = found.under(args.paths, args.format, args.profile, args.results)
+    args.paths = list(found.paths) or ["."]
+    args.format = found.format or "text"
+    args.profile = found.profile
+    args.results = list(found.results)
     return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
