@@ -249,8 +249,9 @@ class Report:
         """The application's Report (gpuspec.report.Report), which every printer in gpuspec.report takes."""
         return self._report
 
-    def format(self, format: str = "text", verbose: bool = False) -> str:
-        """The report as `gpuspec check --format FORMAT` prints it: text, json, junit, markdown or github."""
+    def format(self, format: str = "text", verbose: int = 0) -> str:
+        """The report as `gpuspec check --format FORMAT` prints it: text, json, junit, markdown or github; the
+        text one with `verbose` 1 as `-v` prints it (every claim, failures' whole derivation), 2 as `-vv`."""
         import importlib
 
         if format not in ("text", "json", "junit", "markdown", "github"):
