@@ -121,7 +121,8 @@ def _read(path: str, row: str, comment) -> _Check | None:
             return None  # the syntax shown as text (`<!-- gpu: ≈ NAME.METRIC -->` in backticks): not a use
         raise _misuse("number-check-in-code", "this number check is inside a code span (or escaped), so a reader "
                       "sees the comment as text and gpuspec does not read it", whole,
-                      "take the number and the comment out of the backticks")
+                      "take the number and the comment out of the backticks; to show the syntax as an example, "
+                      "write it in a fenced block")
     if comment.where == "multiline":
         raise _misuse("number-check-lines", "this number check goes on past the end of its line", whole,
                       f"write the comment on one line, right after the number: {_EXAMPLE}")
