@@ -229,9 +229,10 @@ class ClaimItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ClaimFailed):
-            from gpuspec.report.text import failure
+            from gpuspec.report.text import WHOLE, failure
 
-            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts))
+            # the whole derivation, as `gpuspec check -v` prints it
+            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts, depth=WHOLE))
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
