@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-
 # What pytest_configure found: [tool.gpuspec], and the files named on the command line.
 _PROJECT = pytest.StashKey[object]()
 _NAMED = pytest.StashKey[frozenset]()
