@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -43,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_INVALID
+    if getattr(args, "target", "") is None:  # `explain -:3`: argparse takes what starts with `-` for an option
+        stdin_lines = [item for item in unknown if re.fullmatch(r"-:\d+", item)]
+        if not stdin_lines:
+            args.parser.error("the following arguments are required: FILE[:LINE]")
+        args.target = stdin_lines[0]
+        unknown.remove(args.target)
     if unknown:  # said with the subcommand's usage, not the top level's (argparse would give gpuspec's)
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     _never_fail_to_encode()
@@ -126,7 +133,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
                             "Markdown (its gpu blocks), any other as a spec")
-    check.add_argument("-v", "--verbose", action="store_true", help="list every claim, not only failures")
+    check.add_argument("-v", "--verbose", action="count", default=0,
+                       help="list every claim, and each failure's whole derivation; -vv each passing claim's "
+                            "derivation too")
     check.add_argument("-q", "--quiet", action="count", default=0,
                        help="only failures, errors and the summary; -qq prints nothing (the exit status says it; "
                             "--output still writes its report)")
@@ -173,7 +182,11 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.set_defaults(parser=calibrate, run=_calibrate)
 
     explain = commands.add_parser("explain", help="print how every metric of a spec is derived")
-    explain.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a line number")
+    explain.add_argument("target", metavar="FILE[:LINE]", nargs="?",
+                         help="a spec file, optionally with a line number, or - (-:LINE) for standard input")
+    explain.add_argument("--stdin-filename", metavar="NAME",
+                         help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
+                              "Markdown (its gpu blocks)")
     explain.set_defaults(parser=explain, run=_explain)
 
     devices = commands.add_parser("devices", help="list the device catalog, show one device, or compare several")
@@ -303,10 +316,11 @@ def _configured(args):
         found = config.load()
     except SpecError as error:
         return _print_errors(error, error.diagnostics[0].span.file)
-    args.paths = args.paths or list(found.paths) or ["."]
-    args.format = args.format or found.format or "text"
-    args.profile = args.profile or found.profile
-    args.results = args.results or list(found.results)
+    found = found.under(args.paths, args.format, args.profile, args.results)
+    args.paths = list(found.paths) or ["."]
+    args.format = found.format or "text"
+    args.profile = found.profile
+    args.results = list(found.results)
     return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
@@ -329,6 +343,16 @@ def _shown(report, args, to_terminal: bool) -> str:
     if to_terminal and terminal.wants_colour(sys.stdout, os.environ):
         rendered = terminal.coloured(rendered, report)
     return rendered
+
+
+def _stderr(text: str) -> None:
+    """Write errors, warnings or a complaint (a line or several) to stderr: their headers in colour when stderr
+    wants colour, whatever stdout is."""
+    from gpuspec.report import terminal
+
+    if terminal.wants_colour(sys.stderr, os.environ):
+        text = terminal.coloured_errors(text)
+    print(text, file=sys.stderr)
 
 
 def _render(report, format: str, verbose: bool) -> str:
@@ -367,7 +391,7 @@ def _update(report, silent: bool = False) -> int:
 def _misuse(args, message: str) -> int:
     """A command used wrongly, said as argparse says it: the command's usage, then the mistake; exit 2."""
     args.parser.print_usage(sys.stderr)
-    print(shown_line(f"{args.parser.prog}: error: {message}"), file=sys.stderr)
+    _stderr(shown_line(f"{args.parser.prog}: error: {message}"))
     return EXIT_INVALID
 
 
@@ -389,15 +413,16 @@ def _split_target(target: str) -> tuple[str, int | None]:
     return target, None
 
 
-def _print_errors(error: SpecError, path: str) -> int:
-    """Each error with its line of `path` (read once, however many errors), on stderr; exit 2."""
+def _print_errors(error: SpecError, path: str, spec_text: str | None = None) -> int:
+    """Each error with its line of `path` (read once, however many errors; `spec_text` when it cannot be read
+    again, as standard input cannot), on stderr; exit 2."""
     from gpuspec.report import text as text_report
     from gpuspec.text import read_leniently
 
-    texts = {path: read_leniently(path)} if path else {}  # its lines as every command counts them
+    texts = {path: spec_text if spec_text is not None else read_leniently(path)} if path else {}
     documents = text_report.Documents(texts)
     for diagnostic in error.diagnostics:
-        print("\n".join(text_report.error(diagnostic, documents)), file=sys.stderr)
+        _stderr("\n".join(text_report.error(diagnostic, documents)))
     return EXIT_INVALID
 
 
@@ -425,20 +450,36 @@ def _harness(args) -> int:
 
 def _explain(args) -> int:
     from gpuspec import devices, llm_catalog
-    from gpuspec.api import explain_program, load_spec
+    from gpuspec.api import Spec, compile_text, explain_program, read
     from gpuspec.report import explain as explain_report
+    from gpuspec.report import terminal
 
     path, line = _split_target(args.target)
+    if args.stdin_filename is not None and path != "-":
+        return _misuse(args, "--stdin-filename names standard input; give - as the file")
+    name = args.stdin_filename or "<stdin>"
+    shown = name if path == "-" else path
     try:
-        spec = load_spec(path)
+        source = read(path, name)
     except SpecError as error:
-        return _print_errors(error, path)
-    beyond = _past_the_end("explain", path, line, spec)
+        return _print_errors(error, shown)
+    try:
+        spec = Spec(source, compile_text(source))
+    except SpecError as error:  # shown against the text read (standard input cannot be read again)
+        return _print_errors(error, shown, _document_of(source))
+    beyond = _past_the_end("explain", shown, line, spec)
     if beyond is not None:
         return beyond
     explanations = explain_program(spec.program, line)
-    sys.stdout.write(explain_report.render(explanations, {**devices.references(), **llm_catalog.references()}))
+    rendered = explain_report.render(explanations, {**devices.references(), **llm_catalog.references()})
+    if terminal.wants_colour(sys.stdout, os.environ):
+        rendered = terminal.coloured_explanation(rendered)
+    sys.stdout.write(rendered)
     return EXIT_OK
+
+
+def _document_of(source) -> str:
+    return source.document if source.document is not None else source.text
 
 
 def _devices(args) -> int:

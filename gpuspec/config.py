@@ -48,6 +48,21 @@ class Config(Record):
     profile: str | None = None
     results: tuple[str, ...] = field(default=(), converter=as_tuple)
     format: str | None = None
+    keys: frozenset[str] = frozenset()  # the keys the table sets (a tool whose default differs asks: pytest)
+
+    def under(self, paths=(), format: str | None = None, profile: str | None = None, results=(),
+              markdown: bool | None = None, exclude=None) -> Config:
+        """This configuration under what a command gave (the command line, pytest's options and ini settings),
+        which wins wherever it is given: the one rule the CLI and the pytest plugin both keep."""
+        import attrs
+
+        search = self.search
+        if markdown is not None:
+            search = attrs.evolve(search, markdown=markdown)
+        if exclude is not None:  # the command's own globs, relative to where it runs
+            search = attrs.evolve(search, exclude=tuple(exclude), root=".")
+        return attrs.evolve(self, paths=tuple(paths) or self.paths, format=format or self.format,
+                            profile=profile or self.profile, results=tuple(results) or self.results, search=search)
 
 
 def load(start: str | Path = ".") -> Config:
@@ -263,7 +278,7 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
     if errors:
         raise SpecError(errors)
     return Config(shown, found_paths, Search(markdown, exclude, _relative(root)), defaults, device,
-                  _relative(root / profile) if profile else None, results, format)
+                  _relative(root / profile) if profile else None, results, format, frozenset(table))
 
 
 def _relative(path: Path) -> str:

@@ -249,8 +249,9 @@ class Report:
         """The application's Report (gpuspec.report.Report), which every printer in gpuspec.report takes."""
         return self._report
 
-    def format(self, format: str = "text", verbose: bool = False) -> str:
-        """The report as `gpuspec check --format FORMAT` prints it: text, json, junit, markdown or github."""
+    def format(self, format: str = "text", verbose: int = 0) -> str:
+        """The report as `gpuspec check --format FORMAT` prints it: text, json, junit, markdown or github; the
+        text one with `verbose` 1 as `-v` prints it (every claim, failures' whole derivation), 2 as `-vv`."""
         import importlib
 
         if format not in ("text", "json", "junit", "markdown", "github"):
@@ -304,38 +305,51 @@ class Explained:
         return f"<gpuspec.Explained {len(self._items)} items, {len(self._errors)} errors>"
 
 
-def check(text_or_paths: Input, *, device: str | None = None, tolerance: str | None = None,
-          sources: Sources | None = None, name: str = _TEXT_NAME) -> Report:
+def check(text_or_paths: Input | None = None, *, device: str | None = None, tolerance: str | None = None,
+          sources: Sources | None = None, name: str = _TEXT_NAME, config: bool | PathLike = True) -> Report:
     """Check every claim, as `gpuspec check` does, and return the Report.
 
     text_or_paths: a `str` is spec text (named `name` in errors; a `name` ending in .md reads it as Markdown);
         a `pathlib.Path` (or any os.PathLike), or a list or tuple of paths (str or Path), names files and folders,
-        searched as `gpuspec check PATH...` searches them.
+        searched as `gpuspec check PATH...` searches them; None (the default) checks the `paths` of
+        `[tool.gpuspec]`, else the current folder.
     device: a catalog device (`"H100-SXM"`) for the workloads of specs that name none; a spec's own `device` wins.
     tolerance: the tolerance of `≈` claims in specs that set none (`"5%"`, `"2 µs"`); default ± 10%.
     sources: what to check against beside the model: `gpuspec.Sources(profile=..., results=(...,))`.
+    config: `[tool.gpuspec]` under these arguments, as the command line reads it: True (the default) that of the
+        nearest pyproject.toml from the current folder up, a path that pyproject.toml (or the folder to look up
+        from), False none. Its device, tolerance, profile, results, Markdown and exclude settings apply where the
+        arguments give none.
 
     Invalid input comes back in `report.errors`, located; it is never raised.
     """
-    defaults, problems = _defaults(device, tolerance)
+    found, wrong = _configuration(config)
+    if wrong is not None:
+        return Report(api.check_specs(wrong))
+    defaults, problems = _defaults(device, tolerance, found.defaults)
+    if text_or_paths is None:
+        text_or_paths = [*found.paths] or ["."]
     if isinstance(text_or_paths, str):
         specs = api.text_specs(text_or_paths, name, defaults)
     else:
-        specs = api.load_specs(_paths(text_or_paths), defaults)
+        specs = api.load_specs(_paths(text_or_paths), defaults, found.search)
     if problems:  # a wrong argument: said once, with the spec's own errors (which it may have caused)
         specs = api.Specs(specs.specs, specs.files, [*problems, *specs.diagnostics], specs.texts, specs.warnings,
                           specs.paths)
-    return Report(api.check_specs(specs, _sources(sources)))
+    return Report(api.check_specs(specs, _sources(sources, found)))
 
 
 def explain(text_or_path: str | os.PathLike[str], line: int | None = None, *, device: str | None = None,
-            name: str = _TEXT_NAME) -> Explained:
+            name: str = _TEXT_NAME, config: bool | PathLike = True) -> Explained:
     """How every metric of each workload is derived, and the value behind each claim, as `gpuspec explain`
-    prints it; only those on `line` when given. A `str` is spec text, a Path a spec file; invalid input comes back
-    in `.errors`, located."""
+    prints it; only those on `line` when given. A `str` is spec text, a Path a spec file; `config` as for check
+    (its device and tolerance apply). Invalid input comes back in `.errors`, located."""
     from gpuspec.diagnostics import SpecError
 
-    defaults, problems = _defaults(device, None)
+    found, wrong = _configuration(config)
+    if wrong is not None:
+        return Explained([], wrong.diagnostics)
+    defaults, problems = _defaults(device, None, found.defaults)
     if problems:
         return Explained([], problems)
     if isinstance(text_or_path, str):
@@ -360,22 +374,58 @@ def _paths(given: object) -> list[str]:
                     f"{type(given).__name__}")
 
 
-def _sources(sources: object) -> Sources | None:
+def _sources(sources: object, found) -> Sources | None:
+    """The sources asked for; without any, the profile and results files of [tool.gpuspec]."""
     if sources is not None and not isinstance(sources, Sources):
         raise TypeError(f"sources must be gpuspec.Sources, not {type(sources).__name__}")
+    if sources is None and (found.profile or found.results):
+        return Sources(profile=found.profile, results=found.results)
     return sources
 
 
-def _defaults(device: object, tolerance: object) -> tuple[Defaults, list[Diagnostic]]:
+def _configuration(config: object):
+    """[tool.gpuspec] as `config` asks (see check), and None; or the defaults and the Specs that hold what is
+    wrong with it (every problem located in the pyproject.toml, its text to show the lines)."""
+    from gpuspec import config as project
+    from gpuspec.diagnostics import SpecError
+
+    if not isinstance(config, (bool, str, os.PathLike)):
+        raise TypeError(f"config must be True, False or a path, not {type(config).__name__}")
+    if config is False:
+        return project.Config(), None
+    try:
+        if config is True:
+            return project.load(), None
+        path = os.fspath(config)
+        if os.path.isdir(path):
+            return project.load(path), None
+        if not os.path.isfile(path):
+            problem = Diagnostic("no-such-path", f"config=: no such file or folder: {path}", None,
+                                 "give a pyproject.toml, the folder to look up from, True or False")
+            return project.Config(), api.Specs([], [], [problem])
+        return project.read(path) or project.Config(), None
+    except SpecError as error:
+        from gpuspec.text import read_leniently
+
+        files = {d.span.file for d in error.diagnostics if d.span is not None}
+        return project.Config(), api.Specs([], [], error.diagnostics, {f: read_leniently(f) for f in files})
+
+
+def _defaults(device: object, tolerance: object, configured: Defaults | None = None) \
+        -> tuple[Defaults, list[Diagnostic]]:
+    """The run's defaults: the arguments, where given, over those of [tool.gpuspec]."""
     for argument, given in (("device", device), ("tolerance", tolerance)):
         if given is not None and not isinstance(given, str):
             raise TypeError(f"{argument} must be a str, not {type(given).__name__}")
+    configured = configured or Defaults()
     if device is None and tolerance is None:
-        return Defaults(), []
+        return configured, []
     from gpuspec.resolve.defaults import defaults
 
     found, problems = defaults(device, tolerance)  # type: ignore[arg-type]
-    return found, [_about_argument(problem) for problem in problems]
+    merged = Defaults(found.device if device is not None else configured.device,
+                      found.tolerance if tolerance is not None else configured.tolerance)
+    return merged, [_about_argument(problem) for problem in problems]
 
 
 def _about_argument(problem: Diagnostic) -> Diagnostic:

@@ -1,8 +1,15 @@
 """pytest plugin: every claim of a `.gpu` file (and, when asked, of Markdown gpu blocks) as a test item.
 
-Enable Markdown with `--gpuspec-markdown` or the ini setting `gpuspec_markdown = true`. A file that does not
-parse or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names
-(globs relative to the rootdir) are left to other collectors.
+Markdown files are collected when named on the command line (`pytest post.md`; one with no gpu blocks is a
+warning, and no tests ran), and for a whole tree with `--gpuspec-markdown`, the ini setting `gpuspec_markdown =
+true` or `markdown = true` in `[tool.gpuspec]`. A file that does not parse or resolve is one failing item that
+shows the errors. Files that the ini setting `gpuspec_exclude` names (globs relative to the rootdir), or else
+`exclude` of `[tool.gpuspec]`, are left to other collectors.
+
+`[tool.gpuspec]` of the nearest pyproject.toml (from where pytest was started, as `gpuspec check` finds it) applies
+under pytest's own options and ini settings, by the rule `gpuspec check` keeps (config.Config.under): its device
+and tolerance for specs that set none, its profile and results files, its Markdown and exclude settings. A mistake
+in it is a usage error (exit 4), every problem located.
 
 Claims are checked as `gpuspec check` checks them (through gpuspec.api), against the model and, when given, a
 calibration profile (`--gpuspec-profile FILE` or the ini setting `gpuspec_profile`) and saved results
@@ -16,24 +23,110 @@ from pathlib import Path
 
 import pytest
 
+# What pytest_configure found: [tool.gpuspec], and the files named on the command line.
+_PROJECT = pytest.StashKey[object]()
+_NAMED = pytest.StashKey[frozenset]()
+
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("gpuspec", "gpuspec claims")
     group.addoption("--gpuspec-markdown", action="store_true", default=None,
                     help="also collect the gpu blocks of Markdown files as gpuspec claims")
-    parser.addini("gpuspec_markdown", type="bool", default=False,
+    # The ini settings default to None, so that one not set leaves [tool.gpuspec] to decide.
+    parser.addini("gpuspec_markdown", type="bool", default=None,
                   help="collect the gpu blocks of Markdown files as gpuspec claims")
-    parser.addini("gpuspec_exclude", type="linelist", default=[],
+    parser.addini("gpuspec_exclude", type="linelist", default=None,
                   help="files not to collect as gpuspec claims: globs relative to the rootdir (documents that "
                        "show errors on purpose, or that another collector reads)")
     group.addoption("--gpuspec-profile", metavar="FILE", default=None,
                     help="a calibration profile: check claims against the calibrated source too")
     group.addoption("--gpuspec-results", metavar="FILE", action="append", default=None,
                     help="saved results: check claims against the measured source too (repeat for several files)")
-    parser.addini("gpuspec_profile", type="string", default="",
+    parser.addini("gpuspec_profile", type="string", default=None,
                   help="a calibration profile to check claims against (relative to the ini file)")
-    parser.addini("gpuspec_results", type="linelist", default=[],
+    parser.addini("gpuspec_results", type="linelist", default=None,
                   help="saved results files to check claims against, one a line (relative to the ini file)")
+
+
+def pytest_configure(config) -> None:
+    """Read [tool.gpuspec] once, and remember the files named on the command line. A mistake in the table is
+    a usage error (pytest exits 4) that shows each problem at its file, line and column."""
+    from gpuspec import config as project
+    from gpuspec.diagnostics import SpecError
+
+    here = config.invocation_params.dir
+    try:
+        found = project.load(here)
+    except SpecError as error:
+        raise pytest.UsageError(_located(error)) from None
+    config.stash[_PROJECT] = found.under(profile=_ini_path(config, "gpuspec_profile", config.getoption(
+        "gpuspec_profile")), results=_ini_paths(config, "gpuspec_results", config.getoption("gpuspec_results")),
+        markdown=_markdown_given(config, found), exclude=_unset_as_none(config.getini("gpuspec_exclude")))
+    named = set()
+    for argument in config.args:
+        path = Path(str(argument).split("::")[0])
+        named.add(_identity(path if path.is_absolute() else here / path))
+    config.stash[_NAMED] = frozenset(named)
+
+
+def _located(error) -> str:
+    """The configuration's errors as `gpuspec check` prints them: each at its place, with its line and a caret."""
+    from gpuspec.report import text
+    from gpuspec.text import read_leniently
+
+    files = {d.span.file for d in error.diagnostics if d.span is not None}
+    documents = text.Documents({path: read_leniently(path) for path in files})
+    return "\n".join(line for d in error.diagnostics for line in text.error(d, documents))
+
+
+def _unset_as_none(value):
+    """An ini setting's value, or None when the ini file does not set it (pytest 8 gives [] then, 9 the default)."""
+    return None if value is None or value == [] else value
+
+
+def _markdown_given(config, found) -> bool:
+    """Whether the tree's Markdown is collected: the option, else the ini setting, else `markdown` of
+    [tool.gpuspec] where it is written (its default is the CLI's, to search folders; pytest's is not to)."""
+    option = config.getoption("gpuspec_markdown")
+    if option is not None:
+        return bool(option)
+    ini = _unset_as_none(config.getini("gpuspec_markdown"))
+    if ini is not None:
+        return bool(ini)
+    return found.search.markdown if "markdown" in found.keys else False
+
+
+def _ini_path(config, name: str, option: str | None) -> str | None:
+    """A path from the command line (relative to where pytest started) or the ini file (relative to it)."""
+    if option:
+        return str(config.invocation_params.dir / option)
+    value = _unset_as_none(config.getini(name))
+    return str(_ini_folder(config) / value) if value else None
+
+
+def _ini_paths(config, name: str, option: list[str] | None) -> tuple[str, ...]:
+    if option:
+        return tuple(str(config.invocation_params.dir / path) for path in option)
+    return tuple(str(_ini_folder(config) / path) for path in _unset_as_none(config.getini(name)) or ())
+
+
+def _ini_folder(config) -> Path:
+    return config.inipath.parent if config.inipath is not None else config.rootpath
+
+
+def _identity(path: Path) -> object:
+    from gpuspec.api import file_identity
+
+    return file_identity(path)
+
+
+def _project(config):
+    found = config.stash.get(_PROJECT, None)
+    if found is None:  # the plugin was loaded after configuration: the defaults, under the options given
+        from gpuspec.config import Config
+
+        found = config.stash[_PROJECT] = Config().under(markdown=_markdown_given(config, Config()))
+    return found
 
 
 def pytest_collect_file(parent, file_path: Path):
@@ -41,7 +134,11 @@ def pytest_collect_file(parent, file_path: Path):
         return None
     if file_path.suffix == ".gpu":
         return SpecFile.from_parent(parent, path=file_path)
-    if file_path.suffix in (".md", ".markdown") and _markdown_enabled(parent.config):
+    if file_path.suffix in (".md", ".markdown"):
+        if _identity(file_path) in parent.config.stash.get(_NAMED, frozenset()):  # `pytest post.md`: asked for
+            return SpecFile.from_parent(parent, path=file_path)
+        if not _project(parent.config).search.markdown:
+            return None
         from gpuspec import markdown
         from gpuspec.text import read_leniently
 
@@ -51,9 +148,10 @@ def pytest_collect_file(parent, file_path: Path):
 
 
 def _excluded(config, file_path: Path) -> bool:
-    patterns = config.getini("gpuspec_exclude")
-    if not patterns:
-        return False
+    patterns = _unset_as_none(config.getini("gpuspec_exclude"))
+    if patterns is None:  # [tool.gpuspec]'s exclude, relative to its pyproject.toml's folder
+        search = _project(config).search
+        return search.excludes(file_path) if search.exclude else False
     from fnmatch import fnmatchcase
 
     try:
@@ -63,28 +161,12 @@ def _excluded(config, file_path: Path) -> bool:
     return any(fnmatchcase(relative, pattern) for pattern in patterns)
 
 
-def _markdown_enabled(config) -> bool:
-    option = config.getoption("gpuspec_markdown")
-    return bool(option) if option is not None else bool(config.getini("gpuspec_markdown"))
-
-
 def _sources(config):
-    """The sources beside the model that the options and ini settings ask for (gpuspec.api.Sources)."""
+    """The sources beside the model that the options, the ini settings and [tool.gpuspec] ask for."""
     from gpuspec.api import Sources
 
-    here = config.invocation_params.dir
-    base = config.inipath.parent if config.inipath is not None else config.rootpath
-    profile = config.getoption("gpuspec_profile")
-    if profile:
-        profile = str(here / profile)
-    elif config.getini("gpuspec_profile"):
-        profile = str(base / config.getini("gpuspec_profile"))
-    given = config.getoption("gpuspec_results")
-    if given:
-        results = [str(here / path) for path in given]
-    else:
-        results = [str(base / path) for path in config.getini("gpuspec_results")]
-    return Sources(results=tuple(results), profile=profile or None)
+    found = _project(config)
+    return Sources(results=tuple(found.results), profile=found.profile)
 
 
 class SpecFile(pytest.File):
@@ -93,10 +175,13 @@ class SpecFile(pytest.File):
     def collect(self):
         from gpuspec.api import check_specs, load_specs
 
-        specs = load_specs([str(self.path)])
+        specs = load_specs([str(self.path)], _project(self.config).defaults)
         report = check_specs(specs, _sources(self.config))
         for warning in report.warnings:  # a block that was nearly a gpu block: said, with the fix
             self.warn(pytest.PytestWarning(_shown(f"{warning.span}: {warning.message}; {warning.help}")))
+        if not (report.verdicts or report.diagnostics or report.warnings):  # `pytest notes.md`, with nothing in it
+            self.warn(pytest.PytestWarning(_shown(f"{self.path}: no gpu blocks to collect (```gpu fences, "
+                                                  "<!-- gpu --> comments, or <!-- gpu: ... --> after a number)")))
         if report.diagnostics:
             yield InvalidSpec.from_parent(self, name="errors", diagnostics=report.diagnostics, texts=report.texts)
         grouped: dict[int, list] = {}
@@ -143,9 +228,10 @@ class ClaimItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ClaimFailed):
-            from gpuspec.report.text import failure
+            from gpuspec.report.text import WHOLE, failure
 
-            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts))
+            # the whole derivation, as `gpuspec check -v` prints it
+            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts, depth=WHOLE))
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

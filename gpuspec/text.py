@@ -78,8 +78,9 @@ class SpecText(ValueRecord):
     text has `\n` line breaks only (any other break is made one when the SpecText is made). line_offset is
     added to every line number, and column_offsets (by line) to columns, so that a block inside a larger
     document reports positions in the document's own lines and columns. For the gpu blocks of a Markdown
-    file, document is the whole document (for showing the lines errors are on) and warnings are the blocks
-    that were nearly gpu blocks (Diagnostics with code `near-miss`).
+    file, document is the whole document (for showing the lines errors are on), warnings are the blocks
+    that were nearly gpu blocks (Diagnostics with code `near-miss`), and prose the `<!-- gpu: ... -->` comments
+    that tie a number of a sentence to a metric (gpuspec.prose reads them).
     """
 
     path: str
@@ -88,6 +89,7 @@ class SpecText(ValueRecord):
     column_offsets: dict | None = field(default=None, eq=False, repr=False)  # line -> columns it was dedented
     document: str | None = field(default=None, eq=False, repr=False)
     warnings: tuple = field(default=(), eq=False, repr=False)
+    prose: tuple = field(default=(), eq=False, repr=False)  # markdown.ProseComment: numbers in sentences to check
 
     def line(self, number: int) -> str:
         """The text of the 1-based document line `number`, without its line break ('' if out of range)."""

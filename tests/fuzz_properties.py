@@ -827,11 +827,73 @@ def _plot_with_profile(case: Case, folder: Path, side: str) -> str | None:
     return plot_problem(Case(case.strategy, case.name, case.data, "plot", "roofline"), folder, found)
 
 
+# --- numbers in prose ---------------------------------------------------------------------------------------
+
+def prose_problem(case: Case, folder: Path) -> str | None:
+    """A document with numbers checked in its prose: check's property in JSON; every claim on a line that holds a
+    number check stands at the first digit of a number of that line (the number the reader reads); and markdown-it
+    renders the document as it renders it without each comment gpuspec reads as a check, which it keeps as an
+    HTML comment (a reader never sees one)."""
+    found = check_problem(Case(case.strategy, case.name, case.data, "check", "json"), folder)
+    if found:
+        return found
+    from markdown_it import MarkdownIt
+
+    from gpuspec import markdown
+
+    text = case.data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogatepass")
+    document = _BREAK.sub("\n", text)
+    lines = document.split("\n")
+    code, report, found = report_json(folder, argument(case.name))
+    if found:
+        return found
+    checks = [c for c in markdown.extract(case.name, document).prose if c.where == "inline"]
+    on_lines = {c.line for c in checks}
+    for result in report["results"]:
+        if result["file"] == argument(case.name) and result["line"] in on_lines:
+            row = lines[result["line"] - 1]
+            at = result["column"] - 1
+            if not (0 <= at < len(row) and row[at].isdigit()) or (at and row[at - 1].isdigit()):
+                return f"a number check's claim {result['claim']!a} is at column {result['column']} of " \
+                       f"{row!a}, not at a number"
+    # A `*` or `_` right before a comment pairs by what follows it (CommonMark's flanking rules), so a check after
+    # emphasis may change how unmatched stars pair, as any character there would: such pages are not compared.
+    if any(lines[c.line - 1][c.column - 2:c.column - 1] in ("*", "_") for c in checks if c.column > 1):
+        return None
+    # Each check swapped for a marker comment of its own: the page holds each marker once, with the check's own
+    # text in their places it is the page, and without them it is the page of the document without the checks.
+    marked, bare = lines[:], lines[:]
+    for index, check in sorted(enumerate(checks), key=lambda item: (item[1].line, -item[1].column)):
+        for copy, put in ((marked, f"<!--K{index}-->"), (bare, "")):
+            row = copy[check.line - 1]
+            copy[check.line - 1] = row[:check.column - 1] + put + row[check.end_column - 1:]
+    parser = MarkdownIt("commonmark")
+    try:
+        page, marked_page, bare_page = (parser.render(text) for text in (document, "\n".join(marked),
+                                                                           "\n".join(bare)))
+    except Exception as error:  # noqa: BLE001 (markdown-it's own failure is not gpuspec's)
+        return None if "surrogates" in str(error) else f"markdown-it failed: {error!a}"
+    restored, removed = marked_page, marked_page
+    for index, check in enumerate(checks):
+        marker = f"<!--K{index}-->"
+        if marked_page.count(marker) != 1:
+            return f"markdown-it does not keep the check at {check.line}:{check.column} as an HTML comment"
+        restored = restored.replace(marker, lines[check.line - 1][check.column - 1:check.end_column - 1])
+        removed = removed.replace(marker, "")
+    def seen(html: str) -> str:  # what a reader sees the same: a space before a line's end is never shown
+        return re.sub(r"\s+", " ", html).replace(" </", "</").replace(" <br", "<br")
+
+    if restored != page or seen(removed) != seen(bare_page):
+        return "the page is not the page without the checks: a comment gpuspec reads is not one markdown-it hides" \
+               f"\n--- with ---\n{page[:1500]!a}\n--- without ---\n{bare_page[:1500]!a}"
+    return None
+
+
 # --- one input -----------------------------------------------------------------------------------------------
 
 PROPERTIES = {"check": check_problem, "explain": explain_problem, "fmt": fmt_problem, "update": update_problem,
               "report": report_problem, "plot": plot_problem, "harness": harness_problem,
-              "results": sources_problem, "profile": sources_problem}
+              "results": sources_problem, "profile": sources_problem, "prose": prose_problem}
 
 
 def problem(case: Case, folder: Path, codes: dict | None = None) -> str | None:

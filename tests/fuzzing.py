@@ -586,6 +586,71 @@ def normalized_breaks(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+# --- numbers in prose: `about 5.0 ms<!-- gpu: ≈ tiny.time -->` ---------------------------------------------------
+
+# 1000 launches of a 2 µs kernel launched every 5 µs: 5.00 ms in all, the GPU busy 40% of it.
+PROSE_BLOCK = "```gpu\ndevice H100-SXM with launch_cost = 5 µs\nv = bf16[4096]\nsmall = v * 2\n" \
+              "tiny = 1000 launches of small\n```"
+# Each metric with the numbers and unit that hold for it (or nearly: ≈ claims both pass and fail), and hostile ones.
+PROSE_METRICS = (("tiny.time", ("5.0", "5", "4.3", "5.002", "6"), "ms"), ("small.time", ("2.00", "2", "3"), "µs"),
+                 ("tiny.launches", ("1,000", "1000", "999"), ""), ("tiny.busy_share", ("40", "39.98", "50"), "%"),
+                 ("tiny.time / small.time", ("2,500", "2501"), "×"), ("tiny.time * 1000", ("5", "5.0"), "s"),
+                 ("nothing.time", ("5",), "ms"), ("tiny.nope", ("5",), "ms"), ("tiny.time", ("5",), "GB"))
+PROSE_COMPARISONS = ("≈", "≈", "≈", "=", "<", "≤", ">", "≥", "~", "<=", ">=", "", "≈ ≈", "==")
+PROSE_UNITS = ("ms", "µs", "us", "s", "%", "×", "x", "GB", "millis", "ms/s", "TB/s", "")
+PROSE_GAPS = ("", " ", " ", "\u00a0", "\u202f", "\u2009", "  ", "\t")
+# What stands before the number, and between its unit and the comment: most are prose, some make it unreadable.
+PROSE_BEFORE = ("about ", "about ", "takes ", "", "(", "**", "_", "`", "-", "−", "H", "1 ", "1,", "≈", "~", "| ",
+                "3–", "3-", ".")
+# (Emphasis closes only as it opened: after `**40%*` a comment changes how CommonMark pairs the stars, by its
+# rule of three, as any punctuation there would; nobody means that, so the strategy does not write it.)
+PROSE_AFTER = ("", "", "", "`", ".", " ")
+PROSE_TOLERANCES = ("", "", "", " ± 5%", " ± 1%", " +/- 1 ms", " ± ", " ± 1e999%", " ± 5 GB", " ± 50%")
+PROSE_OPENINGS = ("<!-- gpu:", "<!-- gpu:", "<!-- gpu:", "<!--gpu:", "<!--  gpu: ", "<!-- GPU:", "<!-- gpu ",
+                  "<!-- gpu")
+PROSE_CLOSINGS = (" -->", " -->", "-->", "", " --", "\n-->", " --> -->")
+PROSE_TAILS = (" in all.", "", ".", " and more", " of the time", "\u2028", "\x1b[31m::error::x", "\u202e", " `x`")
+PROSE_PLACES = ("", "", "", "# ", "- ", "1. ", "> ", "| a | ", "    ", "<div>", "`")
+
+
+@st.composite
+def prose_checks(draw) -> str:
+    """One sentence with a number checked in it: mostly as the syntax wants, sometimes with one thing wrong (the
+    number unreadable, the unit unknown or of the wrong kind, the comment open or malformed, hostile text)."""
+    metric, values, unit = pick(draw, PROSE_METRICS)
+    number = pick(draw, values) if draw(integers(0, 4)) else draw(numbers())
+    unit = unit if draw(integers(0, 5)) else pick(draw, PROSE_UNITS)
+    written = number + (pick(draw, PROSE_GAPS) + unit if unit else "")
+    comparison = pick(draw, PROSE_COMPARISONS)
+    comment = (pick(draw, PROSE_OPENINGS) + f" {comparison} {metric}{pick(draw, PROSE_TOLERANCES)}"
+               + pick(draw, PROSE_CLOSINGS))
+    before, after = pick(draw, PROSE_BEFORE), pick(draw, PROSE_AFTER)
+    if before in ("**", "_", "`") and draw(integers(0, 3)):
+        after = before  # emphasis or a code span around the number
+    return pick(draw, PROSE_PLACES) + "It " + before + written + after + comment + pick(draw, PROSE_TAILS)
+
+
+@st.composite
+def prose_documents(draw) -> bytes:
+    """A Markdown document whose sentences check numbers against the block that defines `tiny` and `small` (before
+    or after them), some in fences or code spans that are never read; line breaks of one kind or mixed, sometimes
+    a byte-order mark."""
+    parts = [draw(prose_checks()) for _ in range(draw(integers(1, 4)))]
+    if draw(integers(0, 3)):
+        parts.insert(draw(integers(0, len(parts))), PROSE_BLOCK)
+    if not draw(integers(0, 4)):  # the syntax shown in a fence: never read
+        parts.insert(draw(integers(0, len(parts))), "```markdown\n" + draw(prose_checks()) + "\n```")
+    if not draw(integers(0, 3)):
+        parts.insert(draw(integers(0, len(parts))), pick(draw, PROSE))
+    text = "".join(part + pick(draw, ("\n\n", "\n\n", "\n")) for part in parts)
+    style = pick(draw, ("\n", "\n", "\r\n", "\r", "mixed"))
+    pieces = text.split("\n")
+    text = pieces[0] + "".join((pick(draw, ("\n", "\r\n", "\r")) if style == "mixed" else style) + piece
+                               for piece in pieces[1:])
+    data = text.encode("utf-8", "surrogatepass")
+    return (b"\xef\xbb\xbf" + data) if not draw(integers(0, 9)) else data
+
+
 # --- the spec files every command is given ---------------------------------------------------------------------
 
 SPEC_STRATEGIES = ("grown", "mutated", "unicode", "bytes", "markdown")
@@ -606,9 +671,11 @@ def spec_files(draw, strategies: tuple[str, ...] = SPEC_STRATEGIES, required: tu
         data = draw(odd_unicode_specs())
     elif strategy == "bytes":
         data = draw(st.binary(max_size=400))
+    elif strategy == "prose":  # not in SPEC_STRATEGIES: the tests of numbers in prose ask for it
+        data = draw(prose_documents())
     else:
         data = draw(markdown_documents(required))
-    markdown = strategy == "markdown" or (strategy == "bytes" and not draw(integers(0, 3)))
+    markdown = strategy in ("markdown", "prose") or (strategy == "bytes" and not draw(integers(0, 3)))
     suffix = pick(draw, (".md", ".md", ".markdown")) if markdown else ".gpu"
     return strategy, draw(file_names(suffix)), data
 

@@ -39,6 +39,7 @@ markdown
 parse_tables
 parse
 cache
+prose
 tensors
 kinds.kind
 kinds.*

@@ -121,3 +121,105 @@ def test_the_text_report_never_ends_in_a_blank_line(capsys, monkeypatch, files, 
     (tmp_path / "none").mkdir(exist_ok=True)
     _, out, _ = check(capsys, monkeypatch, *argv, files[name] if name != "none" else tmp_path / "none")
     assert out.endswith("\n") and not out.endswith("\n\n") and not out.startswith("\n")
+
+
+# --- -v and -vv ------------------------------------------------------------------------------------------------
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def deep(tmp_path):
+    """The bundled attention spec with its ratio claim made to fail: a derivation six levels deep."""
+    text = (ROOT / "specs" / "attention.gpu").read_text(encoding="utf-8")
+    assert "standard.time / flash.time ≈ 4.65×" in text
+    path = tmp_path / "attention.gpu"
+    path.write_text(text.replace("standard.time / flash.time ≈ 4.65×", "standard.time / flash.time ≈ 9×"),
+                    encoding="utf-8")
+    return path
+
+
+def test_verbose_lists_every_claim_and_each_failures_whole_derivation(capsys, monkeypatch, deep):
+    _, default, _ = check(capsys, monkeypatch, deep)
+    code, verbose, _ = check(capsys, monkeypatch, "-v", deep)
+    assert code == EXIT_FAILED
+    assert verbose.startswith(f"PASS {deep}:") and f"\nFAIL {deep}:63:1: standard.time / flash.time ≈ 9×" in verbose
+    # the whole tree, down to the count of scores under the softmax's FLOPs (level 5), where the default shows
+    # the deciding lines and the tree used to stop at level 3
+    assert "\n              scores = batch × heads × seq_q × seq_kv" in verbose
+    assert "scores = " not in default and "(-v shows each failure's whole derivation)" in default
+    assert "(-v shows" not in verbose
+    lines = verbose.split("\n")
+    assert not any(_under_a_pass(lines, i) for i, line in enumerate(lines) if line.startswith("    "))  # -vv's
+
+
+def test_vv_shows_passing_claims_derivations_too(capsys, monkeypatch, deep):
+    _, verbose, _ = check(capsys, monkeypatch, "-v", deep)
+    code, very, _ = check(capsys, monkeypatch, "-vv", deep)
+    assert code == EXIT_FAILED
+    lines = very.split("\n")
+    passes = [i for i, line in enumerate(lines) if line.startswith("PASS ")]
+    assert passes and all(lines[i + 1].startswith("    ") for i in passes if "[model]" in lines[i])
+    # without the trees under the PASS lines, -vv is -v
+    stripped = [line for i, line in enumerate(lines) if not (line.startswith("    ") and _under_a_pass(lines, i))]
+    assert "\n".join(stripped) == verbose.rstrip("\n") + "\n" or "\n".join(stripped) == verbose
+
+
+def _under_a_pass(lines: list[str], index: int) -> bool:
+    while index > 0 and lines[index].startswith("    "):
+        index -= 1
+    return lines[index].startswith("PASS ")
+
+
+def test_vv_with_q_is_misuse(capsys, monkeypatch, files):
+    code, _, err = check(capsys, monkeypatch, "-qq", "-vv", files["ok.gpu"])
+    assert code == EXIT_INVALID and "one or the other" in err
+
+
+# --- colour on stderr and in explain, each stream on its own ----------------------------------------------------
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_stderr_is_coloured_when_it_is_a_terminal_whatever_stdout_is(capsys, monkeypatch, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.gpuspec]\nfromat = 'json'\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    terminal_err = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal_err)
+    assert main(["check", "x.gpu"]) == EXIT_INVALID
+    err = terminal_err.getvalue()
+    assert "pyproject.toml:2:1: \x1b[1;31merror[unknown-config-key]\x1b[0m: unknown key `fromat`" in err
+    assert OUR_CODES.sub("", err).count("\x1b") == 0 and "fromat" in OUR_CODES.sub("", err)
+    assert capsys.readouterr().out == ""
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain_err = _Terminal()
+    monkeypatch.setattr("sys.stderr", plain_err)
+    main(["check", "x.gpu"])
+    assert "\x1b" not in plain_err.getvalue() and OUR_CODES.sub("", err) == plain_err.getvalue()
+
+
+def test_a_misused_command_says_error_in_colour_on_a_terminal(monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    err = _Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    assert main(["check", "--stdin-filename", "x.md", "specs"]) == EXIT_INVALID
+    assert "gpuspec check: \x1b[1;31merror\x1b[0m: --stdin-filename names standard input" in err.getvalue()
+
+
+def test_explain_colours_its_own_headings_only(capsys, monkeypatch, files):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    assert main(["explain", str(files["ok.gpu"])]) == EXIT_OK
+    plain = capsys.readouterr().out
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    main(["explain", str(files["ok.gpu"])])
+    colour = capsys.readouterr().out
+    assert colour != plain and re.sub(r"\x1b\[(?:1|31|0)m", "", colour) == plain
+    assert set(re.findall(r"\x1b\[[0-9;]+m([^\x1b]*)\x1b\[0m", colour)) == {"facts used:", "references:"}
+    monkeypatch.setenv("NO_COLOR", "1")
+    main(["explain", str(files["ok.gpu"])])
+    assert capsys.readouterr().out == plain

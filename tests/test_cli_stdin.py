@@ -87,3 +87,27 @@ def test_explain_dash_explains_stdin():
     assert done.returncode == 0
     assert b"<stdin>:3: add=a+a:" in done.stdout
     assert b"elements = 1,024" in done.stdout
+
+
+def test_explain_reads_markdown_on_stdin_under_its_name():
+    done = gpuspec("explain", "--stdin-filename", "post.md", "-", stdin=POST.encode())
+    assert done.returncode == 0, done.stderr
+    assert b"post.md:8: add=a+a:" in done.stdout  # the document's own line
+    one = gpuspec("explain", "--stdin-filename", "post.md", "-:8", stdin=POST.encode())
+    assert one.returncode == 0 and one.stdout == done.stdout
+    plain = gpuspec("explain", "-", stdin=POST.encode())  # without the name: a spec, whose fence does not parse
+    assert plain.returncode == 2 and b"<stdin>:3:6: error[syntax]" in plain.stderr
+
+
+def test_explain_shows_the_line_of_an_error_on_stdin_and_a_line_past_its_end():
+    done = gpuspec("explain", "--stdin-filename", "post.md", "-", stdin=POST.replace("H100-SXM", "H10").encode())
+    assert done.returncode == 2 and b"post.md:6:1: error[unknown-device]" in done.stderr
+    assert b"\n    device H10\n" in done.stderr  # the line, read once from standard input
+    beyond = gpuspec("explain", "--stdin-filename", "post.md", "-:99", stdin=POST.encode())
+    assert beyond.returncode == 2 and b"post.md:99: past the end of the file, which has 10 lines" in beyond.stderr
+
+
+def test_explain_stdin_filename_without_dash_is_misuse():
+    done = gpuspec("explain", "--stdin-filename", "post.md", "specs/matmul.gpu", stdin=b"")
+    assert done.returncode == 2 and done.stderr.startswith(b"usage: gpuspec explain")
+    assert b"give - as the file" in done.stderr

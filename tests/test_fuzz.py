@@ -72,6 +72,24 @@ def test_markdown_documents_check_to_a_result_or_a_located_error(folder, case):
     _holds(case, folder)
 
 
+@fuzz_settings(0.2)
+@given(case=cases("prose", ("prose",)))
+def test_numbers_in_prose_check_at_the_number_read_and_render_unseen(folder, case):
+    _holds(case, folder)
+
+
+@fuzz_settings(0.15)
+@given(case=cases("update", ("prose",)))
+def test_update_rewrites_only_the_failing_numbers_of_prose_which_then_pass(folder, case):
+    _holds(case, folder)
+
+
+@fuzz_settings(0.1)
+@given(case=cases("fmt", ("prose",)))
+def test_fmt_keeps_every_byte_of_prose_and_its_checks(folder, case):
+    _holds(case, folder)
+
+
 @fuzz_settings(0.3)
 @given(case=cases("explain"))
 def test_explain_prints_derivations_or_located_errors(folder, case):

@@ -380,3 +380,107 @@ def test_a_bad_profile_or_results_file_fails_the_specs_errors_item_naming_it(pyt
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([f"*bad.json*{words}*"])
     assert "Traceback" not in result.stdout.str()
+
+
+# --- Markdown named on the command line, and [tool.gpuspec] ------------------------------------------------------
+
+PROSE_DOC = DOC + "\nThe multiply runs 62<!-- gpu: = tiny.waves --> waves.\n\n```gpu\ntiny = x * 2 on 4096² bf16\n```\n"
+
+
+def test_a_markdown_file_named_on_the_command_line_is_collected_without_the_option(pytester):
+    pytester.makefile(".md", doc=DOC, other=DOC)
+    result = pytester.runpytest("doc.md", "-v")
+    result.assert_outcomes(passed=2)
+    assert not any(line.startswith("other.md") for line in result.outlines)  # only the file named
+
+
+def test_a_named_markdown_file_is_collected_whatever_the_ini_setting_says(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.makeini("[pytest]\ngpuspec_markdown = false\n")
+    result = pytester.runpytest(str(pytester.path / "doc.md"))  # an absolute path names it too
+    result.assert_outcomes(passed=2)
+
+
+def test_a_named_markdown_file_without_gpu_blocks_warns_and_runs_nothing(pytester):
+    pytester.makefile(".md", plain=PLAIN_DOC)
+    result = pytester.runpytest("plain.md")
+    assert result.ret == 5  # no tests ran, not "not found"
+    assert "no gpu blocks to collect" in result.stdout.str()
+    assert "not found" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_markdown_items_node_id_given_alone_is_collected_without_the_option(pytester):
+    pytester.makefile(".md", doc=DOC)
+    result = pytester.runpytest("doc.md::x*2 on 4096² bf16 is 62 waves, memory-bound | 62 waves", "-v")
+    result.assert_outcomes(passed=1)
+
+
+def test_number_checks_in_prose_are_items_of_their_own(pytester):
+    pytester.makefile(".md", doc=PROSE_DOC)
+    result = pytester.runpytest("doc.md", "-v")
+    result.assert_outcomes(passed=3)
+    assert any(line.startswith("doc.md::tiny.waves = 62 | tiny.waves = 62 PASSED") for line in result.outlines)
+
+
+def test_tool_gpuspec_turns_on_markdown_for_the_whole_tree(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.makepyprojecttoml("[tool.gpuspec]\nmarkdown = true\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2)
+
+
+def test_the_ini_setting_wins_over_tool_gpuspec(pytester):
+    pytester.makefile(".md", doc=DOC)
+    pytester.makepyprojecttoml("[tool.gpuspec]\nmarkdown = true\n\n[tool.pytest.ini_options]\n"
+                               "gpuspec_markdown = false\n")
+    assert pytester.runpytest().ret == 5
+    assert pytester.runpytest("--gpuspec-markdown").parseoutcomes().get("passed") == 2  # and the option wins over both
+
+
+def test_tool_gpuspec_sets_the_device_and_tolerance_of_specs_that_set_none(pytester):
+    pytester.makefile(".gpu", a="x*2 on 4096² bf16 is ≈ 22 µs\n")  # 20.03 µs on an H100-SXM
+    pytester.makepyprojecttoml('[tool.gpuspec]\ndevice = "H100-SXM"\ntolerance = "5%"\n')
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)  # 20.03 µs is within 10% of 22 µs, not within 5%
+    assert "time = 20.03 µs, not ≈ 22 µs (± 5%: 20.9–23.1 µs)" in result.stdout.str()
+    pytester.makepyprojecttoml('[tool.gpuspec]\ndevice = "H100-SXM"\n')
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_tool_gpuspec_excludes_files_when_the_ini_names_none(pytester):
+    pytester.makefile(".gpu", ok=PASSING)
+    (pytester.path / "drafts").mkdir()
+    (pytester.path / "drafts" / "wrong.gpu").write_text("device H100-SXM\ndevice.sms = 1\n", encoding="utf-8")
+    pytester.makepyprojecttoml('[tool.gpuspec]\nexclude = ["drafts"]\n')
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_profile_in_tool_gpuspec_is_the_calibrated_source_unless_pytest_names_one(pytester):
+    pytester.makefile(".gpu", a="device H100-SXM\nset sources = calibrated\nx * 2 on 4096² bf16 is ≈ 67 µs\n")
+    pytester.makefile(".json", slow=SLOW_PROFILE, fast=SLOW_PROFILE.replace("1e12", "3.35e12"))
+    pytester.makepyprojecttoml('[tool.gpuspec]\nprofile = "slow.json"\n')
+    pytester.runpytest().assert_outcomes(passed=1)  # 67.1 µs at the profile's 1 TB/s
+    pytester.runpytest("--gpuspec-profile", "fast.json").assert_outcomes(failed=1)  # the option wins: 20.0 µs
+
+
+@pytest.mark.parametrize("table, code, where", [
+    ("[tool.gpuspec]\nmarkdwn = true\n", "unknown-config-key", ":2:1:"),
+    ('[tool.gpuspec]\ndevice = "H100-SXMM"\n', "unknown-device", ":2:1:"),
+    ("[tool.gpuspec]\nmarkdown = 1\n", "bad-config", ":2:1:"),
+    ('[tool.gpuspec]\ntolerance = 5\n', "bad-config", ":2:1:"),
+])
+def test_a_mistake_in_tool_gpuspec_is_a_located_usage_error(pytester, table, code, where):
+    pytester.makefile(".gpu", ok=PASSING)
+    pytester.makepyprojecttoml(table)
+    result = pytester.runpytest()
+    assert result.ret == 4  # pytest's usage error
+    output = result.stdout.str() + result.stderr.str()
+    assert f"pyproject.toml{where}" in output and f"error[{code}]" in output, output
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+
+
+def test_a_pyproject_that_is_not_toml_is_pytests_own_usage_error_at_its_place(pytester):
+    pytester.makefile(".gpu", ok=PASSING)
+    pytester.makepyprojecttoml("[tool.gpuspec\nmarkdown = true\n")  # pytest reads the file before any plugin
+    result = pytester.runpytest()
+    assert result.ret == 4 and "(at line 1, column 14)" in result.stderr.str()

@@ -180,3 +180,67 @@ def test_the_names_are_the_functions_whatever_was_imported_first():
 def test_the_package_is_typed():
     assert (ROOT / "gpuspec" / "py.typed").is_file()
     assert gpuspec.check.__annotations__["return"] == "Report"
+
+
+# --- [tool.gpuspec]: config=True (the nearest pyproject.toml), a path, or False --------------------------------
+
+def _project(folder: Path, table: str) -> Path:
+    (folder / "pyproject.toml").write_text("[project]\nname = 'post'\n\n[tool.gpuspec]\n" + table, encoding="utf-8")
+    (folder / "specs").mkdir(exist_ok=True)
+    (folder / "specs" / "a.gpu").write_text("x * 2 on 4096² bf16 is ≈ 22 µs\n", encoding="utf-8")  # 20.03 µs
+    return folder
+
+
+def test_check_reads_the_nearest_pyproject_as_the_command_line_does(tmp_path, monkeypatch):
+    _project(tmp_path, 'paths = ["specs"]\ndevice = "H100-SXM"\ntolerance = "5%"\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # found walking up
+    report = gpuspec.check(Path("../specs"))
+    (verdict,) = report
+    assert verdict.status == "fail" and verdict.tolerance == "± 5%"  # the table's device and tolerance
+    assert gpuspec.check(Path("../specs"), tolerance="10%").ok  # an argument wins over the table
+    monkeypatch.chdir(tmp_path)
+    assert [Path(v.file).name for v in gpuspec.check()] == ["a.gpu"]  # no paths: the table's
+
+
+def test_config_false_reads_no_pyproject_and_a_path_reads_that_one(tmp_path, monkeypatch):
+    _project(tmp_path, 'device = "H100-SXM"\ntolerance = "5%"\n')
+    monkeypatch.chdir(tmp_path)
+    without = gpuspec.check(Path("specs"), config=False)
+    assert [e.code for e in without.errors] == ["no-device"]  # no device named anywhere
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[tool.gpuspec]\ndevice = "H100-SXM"\n', encoding="utf-8")
+    (verdict,) = gpuspec.check(Path("specs"), config=other / "pyproject.toml")
+    assert verdict.status == "pass" and verdict.tolerance == "± 10%"  # that file's table: no tolerance of its own
+    (folder_verdict,) = gpuspec.check(Path("specs"), config=str(other))  # a folder: looked up from there
+    assert folder_verdict.status == "pass"
+
+
+def test_config_applies_to_text_and_explain(tmp_path, monkeypatch):
+    _project(tmp_path, 'device = "H100-SXM"\n')
+    monkeypatch.chdir(tmp_path)
+    assert gpuspec.check("x * 2 on 4096² bf16 is ≈ 20 µs\n").ok
+    explained = gpuspec.explain("x * 2 on 4096² bf16 is ≈ 20 µs\n")
+    assert not explained.errors and "hbm_bandwidth = 3.35 TB/s" in str(explained)
+    assert [e.code for e in gpuspec.explain("x * 2 on 4096² bf16 is ≈ 20 µs\n", config=False).errors] == ["no-device"]
+
+
+def test_a_mistake_in_the_table_comes_back_located_never_raised(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpuspec]\ndevise = "H100-SXM"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    report = gpuspec.check("device H100-SXM\n" + WORKLOAD)
+    (error,) = report.errors
+    assert (error.code, error.file, error.line, error.column) == ("unknown-config-key", "pyproject.toml", 2, 1)
+    assert "`device`" in error.help and report.exit_code == 2 and not list(report)
+    assert "devise" in str(report)  # the text report shows the line
+    (explained,) = gpuspec.explain("device H100-SXM\n" + WORKLOAD).errors
+    assert explained.code == "unknown-config-key"
+    assert gpuspec.check("device H100-SXM\n" + WORKLOAD, config=False).ok  # or left out
+
+
+def test_config_names_a_file_that_is_not_there_or_takes_the_wrong_type(tmp_path):
+    (error,) = gpuspec.check("device H100-SXM\n" + WORKLOAD, config=tmp_path / "nope.toml").errors
+    assert error.code == "no-such-path" and "nope.toml" in error.message
+    with pytest.raises(TypeError, match="config must be True, False or a path"):
+        gpuspec.check("device H100-SXM\n", config=1)

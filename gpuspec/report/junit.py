@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.report import Report
 from gpuspec.report.safe import shown
-from gpuspec.report.text import Documents, error, failure
+from gpuspec.report.text import WHOLE, Documents, error, failure
 from gpuspec.verdicts import Verdict
 
 # The suite that holds errors without a file (an unreadable path, a bad option).
@@ -109,7 +109,7 @@ def render(report: Report) -> str:
         case = into.case(testcase_name(verdict), claim.span.line)
         if verdict.status == "fail":
             into.counts["failures"] += 1
-            lines = failure(verdict, by_claim[id(claim)])
+            lines = failure(verdict, by_claim[id(claim)], depth=WHOLE)  # as check -v shows it
             _child(case, "failure", verdict.message, "\n".join(lines), "fail")
         elif verdict.status == "skip":
             into.counts["skipped"] += 1

@@ -1,6 +1,7 @@
 """The text report as a terminal shows it: quieter (`check -q`: no line per file) and in colour where colour is
-wanted (a terminal, unless NO_COLOR; anywhere with FORCE_COLOR). Only the pass/fail marks and the fail/error/
-warning headers are coloured, never user text; machine formats never pass through here."""
+wanted (a terminal, unless NO_COLOR; anywhere with FORCE_COLOR), each stream judged on its own: the report on
+stdout, errors and usage on stderr, `explain`'s derivations. Only the pass/fail marks, the fail/error/warning
+headers and explain's own headings are coloured, never user text; machine formats never pass through here."""
 from __future__ import annotations
 
 import re
@@ -10,11 +11,15 @@ from typing import TextIO
 from gpuspec.report import Report
 from gpuspec.report.safe import shown_line
 
-GREEN, RED, YELLOW, BOLD_RED, RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1;31m", "\x1b[0m"
+GREEN, RED, YELLOW, BOLD_RED, BOLD, RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1;31m", "\x1b[1m", "\x1b[0m"
 _MARK_COLOURS = {".": GREEN, "F": RED, "s": YELLOW}
 _STATUS_COLOURS = {"PASS": GREEN, "FAIL": RED, "SKIP": YELLOW}
 # A header starts a line (user text shown under it is indented): `FILE:L:C: fail: `, `...: error[code]: `.
 _HEADER = re.compile(r"^(\S.*?: )(fail|error\[[^\]\s]*\]|warning\[[^\]\s]*\])(: )")
+# A command's own complaint on stderr, as argparse words it: `gpuspec check: error: ...`.
+_COMPLAINT = re.compile(r"^(gpuspec(?: [a-z]+)*: )(error)(: )")
+# explain's own words: the headings of a workload's facts and references, and a value it cannot compute.
+_EXPLAIN_WORDS = re.compile(r"^(  )(facts used:|cannot compute)( |$)|^()(references:)()$")
 
 
 def wants_colour(stream: TextIO, environ: Mapping[str, str]) -> bool:
@@ -77,3 +82,38 @@ def coloured(rendered: str, report: Report) -> str:
             continue
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+def _headed(line: str) -> str | None:
+    """`line` with its fail/error/warning header coloured, or None when it has none."""
+    header = _HEADER.match(line)
+    if header:
+        word = header.group(2)
+        colour = YELLOW if word.startswith("warning") else BOLD_RED
+        return f"{header.group(1)}{colour}{word}{RESET}{line[header.end(2):]}"
+    complaint = _COMPLAINT.match(line)
+    if complaint:
+        return f"{complaint.group(1)}{BOLD_RED}{complaint.group(2)}{RESET}{line[complaint.end(2):]}"
+    return None
+
+
+def coloured_errors(text: str) -> str:
+    """Errors, warnings and a command's complaints (what goes to stderr), their headers in colour."""
+    lines = text.split("\n")
+    return "\n".join(_headed(line) or line for line in lines)
+
+
+def coloured_explanation(text: str) -> str:
+    """What `explain` prints, with its own headings (`facts used:`, `references:`) in bold and `cannot compute`
+    in red; the titles and derivations (the spec's words and numbers) as they are."""
+    out = []
+    for line in text.split("\n"):
+        found = _EXPLAIN_WORDS.match(line)
+        if found:
+            indent = found.group(1) if found.group(1) is not None else ""
+            word = found.group(2) or found.group(5)
+            colour = RED if word == "cannot compute" else BOLD
+            out.append(f"{indent}{colour}{word}{RESET}{line[len(indent) + len(word):]}")
+        else:
+            out.append(line)
+    return "\n".join(out)

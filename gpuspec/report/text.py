@@ -15,17 +15,25 @@ from gpuspec.verdicts import Verdict
 _MARKS = {"pass": ".", "fail": "F", "skip": "s"}
 
 
-def render(report: Report, verbose: bool = False) -> str:
+WHOLE = 64  # levels of a derivation that `-v` shows: every one, down to each device fact and its source
+
+
+def render(report: Report, verbose: int = 0) -> str:
+    """The text report: a mark per claim (`verbose` 0); a line per claim, each failure's whole derivation (1,
+    `-v`); and each passing claim's derivation under its line too (2, `-vv`)."""
+    level = int(verbose)
     lines: list[str] = []
     documents = Documents(report.texts)
     by_file: dict[str, list[Verdict]] = {}
     for verdict in report.verdicts:
         by_file.setdefault(verdict.claim.span.file, []).append(verdict)
-    if verbose:
+    if level:
         for verdict in report.verdicts:
             claim = verdict.claim
             status = verdict.status.upper()
             lines.append(f"{status:4} {claim.span}: {claim.text}  [{verdict.source}]  {verdict.message}")
+            if level >= 2 and verdict.status != "fail" and verdict.actual is not None:  # a failure's is below
+                lines.extend("    " + line for line in derivation(verdict.actual, depth=WHOLE))
     else:
         for path, verdicts in by_file.items():
             lines.append(f"{path} {''.join(_MARKS[v.status] for v in verdicts)}")
@@ -36,8 +44,8 @@ def render(report: Report, verbose: bool = False) -> str:
     if failures:
         lines.append("")
     for verdict in failures:
-        lines.extend(failure(verdict, by_claim[id(verdict.claim)], whole=verbose))
-    if failures and not verbose and any(_shortened(v.actual) for v in failures):
+        lines.extend(failure(verdict, by_claim[id(verdict.claim)], whole=bool(level), depth=WHOLE if level else 3))
+    if failures and not level and any(_shortened(v.actual) for v in failures):
         lines.append("(-v shows each failure's whole derivation)")
     if report.warnings:
         lines.append("")
@@ -97,9 +105,10 @@ def _workloads(ref):
         yield from _workloads(child)
 
 
-def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool = True) -> list[str]:
-    """A failure: where, the claim, the value against the interval, and its derivation: the whole tree, or (not
-    whole) the lines that decide it."""
+def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool = True, depth: int = 3) \
+        -> list[str]:
+    """A failure: where, the claim, the value against the interval, and its derivation: the tree to `depth`
+    levels, or (not whole) the lines that decide it."""
     claim = verdict.claim
     # a message may hold text from a results file (a harness's reason, a GPU's name): shown, never acted on
     lines = [f"{claim.span}: fail: {claim.statement}",
@@ -112,7 +121,7 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool
     if claim.quote:
         lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:
-        shown = derivation(verdict.actual) if whole else deciding(verdict.actual)
+        shown = derivation(verdict.actual, depth) if whole else deciding(verdict.actual)
         result = _result(verdict)
         if result is not None:  # the value with the digits the message gave it, so the two agree
             shown = [verdict.actual.derivation(result), *shown[1:]]
