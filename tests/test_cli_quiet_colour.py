@@ -143,7 +143,8 @@ def test_verbose_lists_every_claim_and_each_failures_whole_derivation(capsys, mo
     _, default, _ = check(capsys, monkeypatch, deep)
     code, verbose, _ = check(capsys, monkeypatch, "-v", deep)
     assert code == EXIT_FAILED
-    assert verbose.startswith(f"PASS {deep}:") and f"\nFAIL {deep}:63:1: standard.time / flash.time ≈ 9×" in verbose
+    line = deep.read_text(encoding="utf-8").split("\n").index("standard.time / flash.time ≈ 9×") + 1
+    assert verbose.startswith(f"PASS {deep}:") and f"\nFAIL {deep}:{line}:1: standard.time / flash.time ≈ 9×" in verbose
     # the whole tree, down to the count of scores under the softmax's FLOPs (level 5), where the default shows
     # the deciding lines and the tree used to stop at level 3
     assert "\n              scores = batch × heads × seq_q × seq_kv" in verbose
