@@ -13,9 +13,10 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   part measured) × clock share. Else the device's bf16 share applied to the dtype's peak.
 - the sustained clock under a full tensor load (power-limited parts do not hold their boost clock under GEMM load:
   NVIDIA's forum answer on a 70 W T4): the device's own clock measured under a GEMM, or under another load at its
-  power limit (`power_bound`); else the power-bound clocks of the parts standing for it, then of its nearest, each
-  scaled by power per SM (board power limit / SMs) and held at most to its boost clock. A clock measured well under
-  the power limit says nothing about a GEMM, and a device with no power-bound clock keeps its boost.
+  power limit (`power_bound`); else the power-bound clocks of the parts standing for it (one SM design: no clock
+  carries from Hopper to Ada), each scaled by power per SM (board power limit / SMs) and held at most to its boost
+  clock. A clock measured well under the power limit says nothing about a GEMM, and a device with no power-bound
+  clock keeps its boost.
 - gemm_fixed_cost: the time a GEMM kernel timed alone takes beyond its math at the achievable rate (launch latency,
   prologue, pipeline fill, epilogue): the median over the size sweeps (`gemm_efficiency_at`) of
   observed time − FLOPs / achievable rate, over the sweep points whose math takes under 50 µs (above that the
@@ -77,8 +78,8 @@ NEAREST = {
     "A100-40GB": ("A100-80GB", "the same GA100 chip and SM count; HBM2 instead of HBM2e"),
     "A100-80GB": ("A100-40GB", "the same GA100 chip and SM count"),
     "B200": ("H200", "the newest measured generation before Blackwell with HBM3e and NVLink switches"),
-    "L40S": ("H100-PCIe", "no Ada data-center part has a measured GEMM rate; the PCIe Hopper card is the nearest "
-             "measured PCIe part"),
+    "L40S": ("H100-PCIe", "no Ada part has a measured FP8 or TF32 GEMM (the L20's are fp16); the PCIe Hopper card "
+             "is the nearest measured PCIe part"),
     "L4": ("L40S", "the same Ada AD10x design, a 72 W card"),
     "RTX-4090": ("L40S", "the same AD102 chip"),
     "V100": ("A100-40GB", "the nearest measured generation (Ampere after Volta), HBM2 like the V100"),
@@ -450,8 +451,8 @@ class _Builder:
     def tensor_clock(self):
         """This device's sustained clock under a full tensor load, as _sustained_clock gives it, or None where no
         clock measurement binds (see the module's docstring)."""
-        part = _Part.of(self.name)
-        return _sustained_clock(self.pool, part, list(self.chain())) if part else None
+        part = _Part.of(self.name)  # only entries that stand for it: a clock carries within one SM design
+        return _sustained_clock(self.pool, part, [(self.name, None)]) if part else None
 
     def entry_clock(self, m: Measurement):
         """The sustained clock of the part a GEMM measurement ran on, as tensor_clock gives it: a catalog device's
@@ -573,7 +574,7 @@ class _Part:
         if m.device in devices.catalog():
             return cls.of(m.device)
         keys = [m.get(k) for k in ("sms", "power_limit", "boost_clock")]
-        if all(isinstance(k, (int, float)) and not isinstance(k, bool) and k > 0 for k in keys):
+        if all(isinstance(k, (int, float)) and not isinstance(k, bool) and math.isfinite(k) and k > 0 for k in keys):
             return cls(m.device, float(keys[0]), float(keys[1]), float(keys[2]) * 1e6)
         return None
 
@@ -586,10 +587,10 @@ def _sustained_clock(pool, part: _Part, places: list[tuple[str, str | None]]):
     or None.
 
     Its own clock measured under a GEMM, or under another load at its power limit; else the power-bound clocks of
-    the parts standing for it, then of its nearest (as `places` lists them), each scaled by power per SM (where
+    the parts standing for it (or for the devices `places` lists after it), each scaled by power per SM (where
     power binds, the clock an SM sustains follows the power each may draw: RRZE's two Ada boards run the same
     kernel 22% slower on 14% less power per SM, so this is if anything generous), at most the boost clock."""
-    clocks = [m for m in pool if m.fact == "sustained_clock"]
+    clocks = [m for m in pool if m.fact == "sustained_clock" and math.isfinite(m.value) and m.value > 0]
     own = [m for m in clocks if m.device == part.name and (m.get("load") == "gemm" or m.get("power_bound") is True)]
     if own:
         value = statistics.median(m.value for m in own)
