@@ -6,8 +6,17 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   read-only and store-only kernels are left out (RRZE's read kernel is occupancy-limited on Hopper, init only
   writes), and so is a kernel whose data stays in L2. Without own entries, a sibling's median as the same share of
   its datasheet bandwidth.
-- tensor_<dtype>: the median of the own large-GEMM rates of that dtype (MAMF, cuBLAS 8192³ and up); else a
-  sibling's, as the same share of its peak; else the device's bf16 share applied to the dtype's peak.
+- tensor_<dtype>: the median of the own large-GEMM rates of that dtype (MAMF, cuBLAS 8192³ and up; fp16 and bf16
+  GEMMs count for each other, one tensor-core path at one datasheet rate); a measured rate already runs at the
+  clock the card holds. Else a sibling's (those standing for it, then the nearest's) share of its peak per clock,
+  times this device's sustained clock as a share of its boost: rate = peak × median(share / clock share of the
+  part measured) × clock share. Else the device's bf16 share applied to the dtype's peak.
+- the sustained clock under a full tensor load (power-limited parts do not hold their boost clock under GEMM load:
+  NVIDIA's forum answer on a 70 W T4): the device's own clock measured under a GEMM, or under another load at its
+  power limit (`power_bound`); else the power-bound clocks of the parts standing for it (one SM design: no clock
+  carries from Hopper to Ada), each scaled by power per SM (board power limit / SMs) and held at most to its boost
+  clock. A clock measured well under the power limit says nothing about a GEMM, and a device with no power-bound
+  clock keeps its boost.
 - gemm_fixed_cost: the time a GEMM kernel timed alone takes beyond its math at the achievable rate (launch latency,
   prologue, pipeline fill, epilogue): the median over the size sweeps (`gemm_efficiency_at`) of
   observed time − FLOPs / achievable rate, over the sweep points whose math takes under 50 µs (above that the
@@ -69,8 +78,8 @@ NEAREST = {
     "A100-40GB": ("A100-80GB", "the same GA100 chip and SM count; HBM2 instead of HBM2e"),
     "A100-80GB": ("A100-40GB", "the same GA100 chip and SM count"),
     "B200": ("H200", "the newest measured generation before Blackwell with HBM3e and NVLink switches"),
-    "L40S": ("H100-PCIe", "no Ada data-center part has a measured GEMM rate; the PCIe Hopper card is the nearest "
-             "measured PCIe part"),
+    "L40S": ("H100-PCIe", "no Ada part has a measured FP8 or TF32 GEMM (the L20's are fp16); the PCIe Hopper card "
+             "is the nearest measured PCIe part"),
     "L4": ("L40S", "the same Ada AD10x design, a 72 W card"),
     "RTX-4090": ("L40S", "the same AD102 chip"),
     "V100": ("A100-40GB", "the nearest measured generation (Ampere after Volta), HBM2 like the V100"),
@@ -87,6 +96,7 @@ OTHER_PEAKS = {
     ("GH200", "tensor_fp8"): 1978.9e12,  # 1535.0 TFLOP/s "printed as 77.6%"
     ("A100-PCIe", "tensor_bf16"): 312e12,  # 252.9 TFLOP/s "printed as 81.1%"
     ("B300", "tensor_bf16"): 2250e12,  # 1769 TFLOP/s "printed as 78.6%"
+    ("L20", "tensor_fp16"): 119.5e12,  # LeetCUDA's README: "理论Tensor Cores FP16算力为 119.5 TFLOPS"
 }
 # sm_90 (XLA's table) is every Hopper SXM part: its peaks are H100-SXM's.
 ALSO = {"sm_90": "H100-SXM"}
@@ -99,6 +109,11 @@ DECODE_FACTS = ("decode_bandwidth", "decode_bandwidth_int8", "decode_bandwidth_f
 ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "triton")  # implementations with published forward times
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
+# fp16 and bf16 GEMMs run on one tensor-core path at one datasheet rate on every catalog part: a GEMM of either
+# stands for the other.
+SAME_RATE = {"tensor_bf16": "tensor_fp16", "tensor_fp16": "tensor_bf16"}
+SAME_RATE_WHY = "fp16 and bf16 share the tensor-core path and its datasheet rate"
+LOADS = {"gemm": "a GEMM", "fp32-fma": "RRZE's fp32 roofline kernel", "l2": "an L2 bandwidth test"}
 # L2 bandwidths measured on data sets of at least this many MiB are the plateau; smaller sets are served partly by
 # the L2 partition nearest each SM (RRZE's H200: 13.5 TB/s at 1.5 MiB, 9.7 TB/s from 19.5 to 39.5 MiB).
 L2_PLATEAU_MIB = 4.0
@@ -214,18 +229,9 @@ class _Builder:
             if decode:
                 out[fact] = decode
         for dtype in TENSOR_DTYPES:
-            fact = f"tensor_{dtype}"
-            if self.peak(fact) is None:
-                continue
-            found = self.share(fact)
-            if found is None and "tensor_bf16" in out and fact != "tensor_bf16":
-                share = out["tensor_bf16"][0] / self.peak("tensor_bf16")
-                value = share * self.peak(fact)
-                found = value, {"value": _show(value, fact), "how": f"no {dtype} GEMM measured: the bf16 share "
-                                f"({share:.1%}) times the {dtype} peak {_show(self.peak(fact), fact)}",
-                                "measurements": [], "origins": out["tensor_bf16"][1]["origins"]}
+            found = self.tensor(dtype, out)
             if found:
-                out[fact] = found
+                out[f"tensor_{dtype}"] = found
         exp = self.exp_rate()
         if exp:
             out["exp_rate"] = exp
@@ -386,15 +392,79 @@ class _Builder:
         return _line_fit(rows) if len(rows) >= 2 else None
 
     def tensor_rate(self, dtype: str, out: dict | None = None) -> float | None:
-        """The profile's tensor rate of a dtype, as facts() derives it: measured, else the bf16 share of its peak."""
-        fact = f"tensor_{dtype}"
-        found = (out or {}).get(fact) or self.share(fact)
-        if found:
-            return found[0]
-        bf16, peak = (out or {}).get("tensor_bf16") or self.share("tensor_bf16"), self.peak(fact)
-        if bf16 and peak and self.peak("tensor_bf16"):
-            return bf16[0] / self.peak("tensor_bf16") * peak
-        return peak
+        """The profile's tensor rate of a dtype, as facts() derives it (else the datasheet's)."""
+        found = (out or {}).get(f"tensor_{dtype}") or self.tensor(dtype, out)
+        return found[0] if found else self.peak(f"tensor_{dtype}")
+
+    def tensor(self, dtype: str, out: dict | None = None):
+        """(value, derivation) of tensor_<dtype>: the device's own large GEMMs; else a sibling's share of its peak per
+        clock times this device's share of its boost clock under load; else the device's bf16 share."""
+        fact, out = f"tensor_{dtype}", out or {}
+        peak = self.peak(fact)
+        if peak is None:
+            return None
+        kinds = (fact, SAME_RATE[fact]) if fact in SAME_RATE else (fact,)
+        mine = self.own(kinds[0]) or self.own(kinds[-1])
+        if mine:
+            value = statistics.median(m.value for m in mine)
+            other = "" if mine[0].fact == fact else (f" ({mine[0].get('dtype')} GEMMs: {SAME_RATE_WHY})")
+            return value, self._derived(fact, value, mine, f"the median of {len(mine)} GEMM(s) measured on "
+                                        f"{self.name}{other}; a measured rate already runs at the clock the card "
+                                        "holds under it")
+        for who, why in self.chain():
+            chosen = [m for m in self.pool if m.fact in kinds and m.device != self.name
+                      and (who in m.stands_for if who == self.name else (m.device == who or who in m.stands_for))]
+            chosen = [m for m in chosen if m.peak(m.fact)]
+            if not chosen:
+                continue
+            per_clock, said, used, clocks = [], [], list(chosen), {}
+            for m in chosen:
+                share = m.value / m.peak(m.fact)
+                clock = self.entry_clock(m)
+                per_clock.append(share / (clock[0] if clock else 1.0))
+                said.append(f"{m.id} {share:.1%} of its peak" + (f" at {clock[3]}" if clock else ""))
+                if clock:
+                    clocks.setdefault(m.device, clock[1])
+                    used += [c for c in clock[2] if c not in used]
+            efficiency = statistics.median(per_clock)
+            clock = self.tensor_clock()
+            value = efficiency * peak * (clock[0] if clock else 1.0)
+            where = (f"no GEMM measured on {self.name}; entries that stand for it" if why is None else
+                     f"no GEMM measured on {self.name} or a device standing for it; {who} is nearest: {why}")
+            per = "their median share per clock" if clocks else "their median share (no clock of theirs binds)"
+            mine_clock = (f"times {self.name}'s clock under load ({clock[3]})" if clock else
+                          f"at {self.name}'s boost clock (no power-bound clock is measured on it or a sibling)")
+            how = (f"{where}: {'; '.join(said)}; {per}, {efficiency:.1%}, {mine_clock}, times its "
+                   f"{_show(peak, fact)}" + "".join(f". {d}'s clock: {w}" for d, w in clocks.items())
+                   + (f". {self.name}'s clock: {clock[1]}" if clock else ""))
+            used += [c for c in (clock[2] if clock else []) if c not in used]
+            return value, self._derived(fact, value, used, how)
+        bf16 = out.get("tensor_bf16") if fact != "tensor_bf16" else None
+        if bf16 and self.peak("tensor_bf16"):
+            share = bf16[0] / self.peak("tensor_bf16")
+            value = share * peak
+            return value, {"value": _show(value, fact), "how": f"no {dtype} GEMM measured: the bf16 share "
+                           f"({share:.1%}) times the {dtype} peak {_show(peak, fact)}",
+                           "measurements": [], "origins": bf16[1]["origins"]}
+        return None
+
+    def tensor_clock(self):
+        """This device's sustained clock under a full tensor load, as _sustained_clock gives it, or None where no
+        clock measurement binds (see the module's docstring)."""
+        part = _Part.of(self.name)  # only entries that stand for it: a clock carries within one SM design
+        return _sustained_clock(self.pool, part, [(self.name, None)]) if part else None
+
+    def entry_clock(self, m: Measurement):
+        """The sustained clock of the part a GEMM measurement ran on, as tensor_clock gives it: a catalog device's
+        own, else the part's (its sms, power_limit and boost_clock keys) from the clocks of the devices it stands
+        for, else the first device it stands for."""
+        if m.device in devices.catalog():
+            return _Builder(m.device, self.exclude).tensor_clock() if m.device != self.name else self.tensor_clock()
+        part = _Part.of_entry(m)
+        if part is not None:
+            places = [(m.device, None)] + [(s, f"which {m.device} stands for") for s in m.stands_for]
+            return _sustained_clock(self.pool, part, places)
+        return _Builder(m.stands_for[0], self.exclude).tensor_clock() if m.stands_for else None
 
     def rate(self, fact: str) -> float:
         found = self.share(fact)
@@ -451,11 +521,12 @@ class _Builder:
         """The catalog device with its achievable HBM bandwidth and tensor rates (the profile so far)."""
         if out is None:
             out = {}
-            for fact, keep in (("hbm_bandwidth", lambda m: m.get("kernel") in STREAM_KERNELS),
-                               ("tensor_bf16", lambda m: True)):
-                found = self.share(fact, keep)
-                if found:
-                    out[fact] = found
+            found = self.share("hbm_bandwidth", lambda m: m.get("kernel") in STREAM_KERNELS)
+            if found:
+                out["hbm_bandwidth"] = found
+            found = self.tensor("bf16")
+            if found:
+                out["tensor_bf16"] = found
         facts = {name: value for name, (value, _) in out.items() if name in ("hbm_bandwidth", "tensor_bf16")}
         return Profile(self.device.title, facts, {}, "the profile so far").apply(self.device)
 
@@ -480,6 +551,74 @@ class _Builder:
                                         f"(busbw / line rate per direction), {share:.1%}, times the {link} line rate "
                                         f"{_show(line, 'nvlink_bandwidth')}")
         return None
+
+
+class _Part:
+    """What the clock rule needs of a part: its SM count, board power limit (W) and boost clock (Hz)."""
+
+    def __init__(self, name: str, sms: float, power: float, boost: float):
+        self.name, self.sms, self.power, self.boost = name, sms, power, boost
+
+    @property
+    def power_per_sm(self) -> float:
+        return self.power / self.sms
+
+    @classmethod
+    def of(cls, name: str) -> "_Part | None":
+        device = devices.catalog().get(name)
+        facts = [device.fact(f) for f in ("sms", "tdp", "boost_clock")] if device else [None]
+        return cls(name, *(f.value for f in facts)) if all(facts) else None
+
+    @classmethod
+    def of_entry(cls, m: Measurement) -> "_Part | None":
+        if m.device in devices.catalog():
+            return cls.of(m.device)
+        keys = [m.get(k) for k in ("sms", "power_limit", "boost_clock")]
+        if all(isinstance(k, (int, float)) and not isinstance(k, bool) and math.isfinite(k) and k > 0 for k in keys):
+            return cls(m.device, float(keys[0]), float(keys[1]), float(keys[2]) * 1e6)
+        return None
+
+    def words(self) -> str:
+        return f"{self.power:g} W / {self.sms:g} SMs"
+
+
+def _sustained_clock(pool, part: _Part, places: list[tuple[str, str | None]]):
+    """(share of the boost clock, words, the entries used, short words) `part` sustains under a full tensor load,
+    or None.
+
+    Its own clock measured under a GEMM, or under another load at its power limit; else the power-bound clocks of
+    the parts standing for it (or for the devices `places` lists after it), each scaled by power per SM (where
+    power binds, the clock an SM sustains follows the power each may draw: RRZE's two Ada boards run the same
+    kernel 22% slower on 14% less power per SM, so this is if anything generous), at most the boost clock."""
+    clocks = [m for m in pool if m.fact == "sustained_clock" and math.isfinite(m.value) and m.value > 0]
+    own = [m for m in clocks if m.device == part.name and (m.get("load") == "gemm" or m.get("power_bound") is True)]
+    if own:
+        value = statistics.median(m.value for m in own)
+        share = value / part.boost
+        loads = ", ".join(sorted({LOADS.get(m.get("load"), "a load not stated") for m in own}))
+        words = (f"{value / 1e6:.0f} MHz sustained of its {part.boost / 1e6:.0f} MHz boost ({share:.1%}; measured "
+                 f"on it under {loads}" + (", at its power limit" if any(m.get("power_bound") for m in own) else "")
+                 + ")")
+        return share, words, own, f"{value / 1e6:.0f} MHz measured, {share:.1%} of its boost"
+    for who, why in places:
+        found = [m for m in clocks if m.device != part.name and m.get("power_bound") is True
+                 and (who in m.stands_for if who == part.name else (m.device == who or who in m.stands_for))]
+        scaled = []
+        for m in found:
+            other = _Part.of_entry(m)
+            if other is not None:
+                scaled.append((min(part.boost, m.value * part.power_per_sm / other.power_per_sm), m, other))
+        if not scaled:
+            continue
+        value = statistics.median(s for s, _, _ in scaled)
+        share = value / part.boost
+        each = "; ".join(f"{m.id}: {m.value / 1e6:.0f} MHz at {other.words()} -> {s / 1e6:.0f} MHz"
+                         for s, m, other in scaled)
+        source = "the power-bound clocks standing for it" if who == part.name else f"{who}'s power-bound clocks ({why})"
+        words = (f"{value / 1e6:.0f} MHz of its {part.boost / 1e6:.0f} MHz boost ({share:.1%}), estimated from "
+                 f"{source}, scaled by power per SM ({part.words()}) and held at most to the boost: {each}")
+        return share, words, [m for _, m, _ in scaled], f"an estimated {value / 1e6:.0f} MHz, {share:.1%} of its boost"
+    return None
 
 
 def _attention_seconds(m: Measurement) -> float:

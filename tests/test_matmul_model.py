@@ -104,3 +104,29 @@ def test_shrunk_tiles_turn_a_wrong_compute_bound_verdict_memory_bound():
     kept = verdicts("device A100-80GB\na = bf16[64, 8192]\nb = bf16[8192, 13952]\n"
                     "a @ b with 128x128 tiles is compute-bound, tile_m = 128\n")
     assert [v.status for v in kept] == ["pass", "pass"]
+
+
+def test_a_power_limited_part_runs_its_gemms_at_its_published_rate_and_the_ideal_model_at_its_datasheet():
+    # L4: 58 SMs, 121 TFLOP/s at its 2040 MHz boost; its published profile sustains about half of that (the L20's
+    # share per clock times the L4's estimated 1050 MHz under load: tests/test_published_profiles.py works it out).
+    from gpuspec import published
+    from gpuspec.sources import rebind
+
+    l4 = devices.lookup("L4")
+    a, b = Tensor("a", "bf16", (8192, 8192)), Tensor("b", "bf16", (8192, 8192))
+    workload = Matmul(a, b, (128, 128), l4)
+    ideal = model.estimate(workload)
+    # 64 x 64 = 4096 tiles over 58 SMs: 71 waves started, each 2·128·128·8192 FLOP at 121e12 / 58 per SM
+    one_tile = 2 * 128 * 128 * 8192 / (121e12 / 58)
+    assert ideal["t_math_tiles"].number == pytest.approx(71 * one_tile)
+    assert ideal["time"].number == pytest.approx(71 * one_tile)
+    profile = published.build("L4")
+    real = model.estimate(rebind(workload, profile.apply(l4)))
+    rate = profile.facts["tensor_bf16"]
+    assert real["peak_flop_rate"].number == pytest.approx(rate)
+    assert real["t_math_tiles"].number == pytest.approx(71 * 2 * 128 * 128 * 8192 / (rate / 58))
+    assert real["time"].number == pytest.approx(real["t_math_tiles"].number + profile.facts["gemm_fixed_cost"])
+    assert real["time"].number / ideal["time"].number == pytest.approx(121e12 / rate, rel=1e-3)
+    (leaf,) = real["peak_flop_rate"].inputs  # the profile's fact, with its derivation as its note
+    assert "L4's clock: 1050 MHz of its 2040 MHz boost" in leaf.derivation()
+    assert ideal["peak_flop_rate"].inputs[0].number == 121e12

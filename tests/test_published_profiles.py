@@ -56,9 +56,104 @@ def test_tensor_rates_and_their_derivation_from_the_bf16_share():
     h100 = published.build("H100-SXM")
     # MAMF 794.5, cuBLAS 8192³ 797.8 and 12288³ 822.8 TFLOP/s: median 797.8
     assert h100.facts["tensor_bf16"] == pytest.approx(797.8e12)
-    # no fp16 GEMM: the bf16 share times the fp16 peak (the same 989.4)
+    # no fp16 GEMM: the bf16 GEMMs count for it (one tensor-core path, the same 989.4 peak)
     assert h100.facts["tensor_fp16"] == pytest.approx(797.8e12)
-    assert "no fp16 GEMM measured" in h100.derivations["tensor_fp16"]["how"]
+    assert "bf16 GEMMs: fp16 and bf16 share" in h100.derivations["tensor_fp16"]["how"]
+    # measured rates already run at the card's clock: no clock entry is cited
+    assert all("clock" not in m["id"] for m in h100.derivations["tensor_bf16"]["measurements"])
+    # an FP8 GEMM has no other dtype standing for it; int8 has no GEMM anywhere: the bf16 share of its peak
+    assert h100.facts["tensor_fp8"] == pytest.approx(1402.6e12)
+    assert h100.facts["tensor_int8"] == pytest.approx(797.8 / 989.4 * 1978.9e12)
+    assert "no int8 GEMM measured: the bf16 share" in h100.derivations["tensor_int8"]["how"]
+
+
+# RRZE's roofline kernel at its compute-bound end on the two L40 boards: 1710 MHz at 300 W, 2205 MHz at 355 W, 142 SMs
+L40_CLOCKS = ((1710e6, 300 / 142), (2205e6, 355 / 142))
+
+
+def _scaled_clock(power_per_sm: float, boost: float) -> float:
+    """The median of the L40 clocks scaled by power per SM, each at most the boost (two entries: their mean)."""
+    return sum(min(boost, clock * power_per_sm / theirs) for clock, theirs in L40_CLOCKS) / 2
+
+
+def test_a_power_limited_part_takes_a_siblings_share_per_clock_times_its_own_sustained_clock():
+    # The L20 (92 SMs, 275 W, 2520 MHz): 2419 and 2636 -> 2520 MHz, median 2470 MHz; its GEMMs 114.40 and 113.45 of
+    # 119.5 TFLOP/s. The L4 (58 SMs, 72 W, 2040 MHz): 1005 and 1095 MHz, median 1050 MHz, 51.5% of its boost.
+    l20 = _scaled_clock(275 / 92, 2520e6) / 2520e6
+    per_clock = (114.40 / 119.5 / l20 + 113.45 / 119.5 / l20) / 2
+    l4 = _scaled_clock(72 / 58, 2040e6) / 2040e6
+    assert l4 == pytest.approx(0.515, abs=0.001)
+    profile = published.build("L4")
+    assert profile.facts["tensor_bf16"] == pytest.approx(per_clock * l4 * 121e12)
+    assert profile.facts["tensor_bf16"] == pytest.approx(60.6e12, rel=0.002)  # half the 121 TFLOP/s datasheet
+    how = profile.derivations["tensor_bf16"]
+    assert "L4's clock: 1050 MHz of its 2040 MHz boost (51.5%)" in how["how"]
+    assert {m["id"] for m in how["measurements"]} == {
+        "leetcuda-l20-torch-fp16-4096x16384x2048", "leetcuda-l20-cublas-fp16-4096x16384x2048",
+        "rrze-l40-gpu0-roofline-clock", "rrze-l40-gpu1-roofline-clock"}
+    assert how["origins"] == ["leetcuda", "rrze-gpu-benches"]
+    # fp8: no Ada FP8 GEMM; the nearest measured ones are Hopper's (70.9% and 77.6%, no clock of theirs binds)
+    assert profile.facts["tensor_fp8"] == pytest.approx((0.709 + 1535.0 / 1978.9) / 2 * l4 * 242.5e12, rel=1e-3)
+    # the L40S: 1995 and 2174 MHz, 82.7% of 2520
+    l40s = _scaled_clock(350 / 142, 2520e6) / 2520e6
+    assert published.build("L40S").facts["tensor_bf16"] == pytest.approx(per_clock * l40s * 362.05e12)
+
+
+def test_a_sustained_clock_is_held_to_the_boost_and_one_under_the_power_limit_says_nothing():
+    # RTX 4090: 450 W over 128 SMs scales both L40 clocks past 2520 MHz: it keeps its boost. nvbench's 2615 MHz ran
+    # under an fp32 load whose power is not stated (power_bound false): not cited.
+    l20 = _scaled_clock(275 / 92, 2520e6) / 2520e6
+    profile = published.build("RTX-4090")
+    assert profile.facts["tensor_bf16"] == pytest.approx((114.40 + 113.45) / 2 / 119.5 / l20 * 165.15e12)
+    assert "nvbench-rtx4090-fp32-clock" not in {m["id"] for m in profile.derivations["tensor_bf16"]["measurements"]}
+    assert "2520 MHz of its 2520 MHz boost (100.0%)" in profile.derivations["tensor_bf16"]["how"]
+
+
+def test_a_part_with_its_own_power_bound_clock_scales_the_siblings_share_by_it():
+    # H100 PCIe: no GEMM of its own; the SXM family's median share 797.8 / 989.4 (no clock of theirs binds: H200's
+    # 1980 MHz ran at 400 of 700 W), times Chips and Cheese's 1395 of 1755 MHz at its 350 W limit.
+    profile = published.build("H100-PCIe")
+    assert profile.facts["tensor_bf16"] == pytest.approx(797.8 / 989.4 * 1395 / 1755 * 756e12)
+    how = profile.derivations["tensor_bf16"]["how"]
+    assert "no clock of theirs binds" in how and "1395 MHz sustained of its 1755 MHz boost (79.5%" in how
+    assert "rrze-h200-roofline-clock" not in {m["id"] for m in profile.derivations["tensor_bf16"]["measurements"]}
+    # the ideal model keeps the datasheet peak
+    assert devices.catalog()["H100-PCIe"].fact("tensor_bf16").value == pytest.approx(756e12)
+
+
+def test_the_clock_rule_falls_back_when_its_sources_are_left_out():
+    # without RRZE no power-bound Ada clock is left: the L20's share is taken at the L4's boost clock, and says so
+    alone = published.build("L4", exclude=("rrze-gpu-benches",))
+    assert alone.facts["tensor_bf16"] == pytest.approx((114.40 + 113.45) / 2 / 119.5 * 121e12)
+    assert "at L4's boost clock (no power-bound clock" in alone.derivations["tensor_bf16"]["how"]
+    # without LeetCUDA no Ada GEMM is left: the nearest measured (Hopper's) share, still times the L4's own clock
+    hopper = published.build("L4", exclude=("leetcuda",))
+    l4 = _scaled_clock(72 / 58, 2040e6) / 2040e6
+    assert hopper.facts["tensor_bf16"] == pytest.approx(797.8 / 989.4 * l4 * 121e12)
+    assert "H100-SXM is nearest" in hopper.derivations["tensor_bf16"]["how"]
+    # without Chips and Cheese the H100 PCIe has no clock of its own, and no sibling's binds: the share as it is
+    pcie = published.build("H100-PCIe", exclude=("chips-and-cheese",))
+    assert pcie.facts["tensor_bf16"] == pytest.approx(797.8 / 989.4 * 756e12)
+
+
+@pytest.mark.parametrize("keys", [{"power_limit": 0}, {"power_limit": "300"}, {"sms": float("nan")},
+                                  {"power_limit": True}, {"sms": -142}, {"boost_clock": float("inf")}])
+def test_a_clock_entry_with_unusable_power_or_sms_is_left_out_not_divided_by(monkeypatch, keys):
+    entries = [dict(e) for e in published.catalog_data("published")["measurement"]]
+    for e in entries:
+        if e["id"].startswith("rrze-l40-gpu"):
+            e.update(keys)
+    monkeypatch.setattr(published, "catalog_data", lambda name: {"measurement": entries})
+    published.measurements.cache_clear()
+    published._cached.cache_clear()
+    try:
+        profile = published.build("L4")
+        rate = profile.facts["tensor_bf16"]
+        assert rate == pytest.approx((114.40 + 113.45) / 2 / 119.5 * 121e12)  # no clock left: the boost
+        assert all("rrze-l40" not in m["id"] for m in profile.derivations["tensor_bf16"]["measurements"])
+    finally:
+        published.measurements.cache_clear()
+        published._cached.cache_clear()
 
 
 def test_gemm_fixed_cost_by_hand():

@@ -11,6 +11,9 @@ Rules:
   wave and partial edge tiles take as long as full ones, so
   t_math_tiles = waves started × the time of one full tile on one SM.
 - time = the largest of t_mem, t_math_tiles and the kernel floor.
+- On a calibrated device the tensor rate is the profile's: a published profile's is the part's own GEMMs, else a
+  sibling's share per clock times the part's sustained clock under load (gpuspec/published.py), so a power-limited
+  part runs below its datasheet (an L4 at 72 W: about half its 121 TFLOP/s). The ideal model keeps the datasheet.
 - On a device whose profile measured it (a published or calibrated profile; no datasheet has it), a GEMM timed
   alone also takes `gemm_fixed_cost`: launch latency, prologue and pipeline fill, epilogue. time = that roofline
   time + gemm_fixed_cost (XLA's sm_90 sweep: bf16 1024³ takes 9.1 µs where its math takes 5.6 µs at the
