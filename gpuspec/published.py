@@ -174,14 +174,17 @@ class _Builder:
         self.pool = [m for m in measurements() if m.origin not in exclude]
 
     def chain(self):
-        """(device, why) to look in: this device, then its nearest, that one's nearest, ... (no device twice)."""
+        """(device, why) to look in: this device, then its nearest, that one's nearest, ... (no device twice). Each
+        NEAREST reason is about one step, so a device two steps away is reached through the parts between, each
+        step named with its reason."""
         yield self.name, None
-        seen, name, reasons = {self.name}, self.name, []
+        seen, name, steps = {self.name}, self.name, []
         while name in NEAREST and NEAREST[name][0] not in seen:
-            name, why = NEAREST[name]
-            reasons.append(why)
+            lender, why = NEAREST[name]
+            steps.append(f"{lender} for {name} ({why})")
+            name = lender
             seen.add(name)
-            yield name, "; then ".join(reasons)
+            yield name, why if len(steps) == 1 else "through the nearest of each part: " + "; ".join(steps)
 
     def own(self, fact: str, keep=lambda m: True) -> list[Measurement]:
         return [m for m in self.pool if m.fact == fact and keep(m) and m.device == self.name]

@@ -589,3 +589,12 @@ def test_a_device_without_attention_figures_borrows_only_the_overhead():
     a100 = published.data("A100-80GB", ("flash-decoding-blog",))
     assert "attention_share_flash2" not in a100["facts"]  # no share: the rule runs at the tensor rate
     assert "median of the tile overheads" in a100["derivations"]["attention_tile_overhead_flash2"]["how"]
+
+
+def test_a_fact_borrowed_over_several_steps_names_each_step_with_its_own_reason():
+    # L4 has no decode measurement; neither has L40S or H100-PCIe: H100-SXM's share is taken, and the derivation
+    # says how it was reached, each NEAREST reason beside the step it is about
+    how = published.data("L4")["derivations"]["decode_bandwidth"]["how"]
+    assert "H100-SXM is nearest: through the nearest of each part: L40S for L4 (the same Ada AD10x design" in how
+    assert "; H100-PCIe for L40S (" in how and "; H100-SXM for H100-PCIe (the same GH100 SM design" in how
+    assert "; then " not in how
