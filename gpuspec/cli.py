@@ -310,18 +310,25 @@ def _configured(args):
     """[tool.gpuspec] of the nearest pyproject.toml, under what the command line gave (which wins): the paths,
     format, profile and results set into `args`; returns the run's defaults and how to search folders, or exit 2
     after printing what is wrong with the configuration."""
-    from gpuspec import config
-
-    try:
-        found = config.load()
-    except SpecError as error:
-        return _print_errors(error, error.diagnostics[0].span.file)
+    found = _configuration()
+    if isinstance(found, int):
+        return found
     found = found.under(args.paths, args.format, args.profile, args.results)
     args.paths = list(found.paths) or ["."]
     args.format = found.format or "text"
     args.profile = found.profile
     args.results = list(found.results)
     return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
+
+
+def _configuration():
+    """[tool.gpuspec] of the nearest pyproject.toml, or exit 2 after printing what is wrong with it."""
+    from gpuspec import config
+
+    try:
+        return config.load()
+    except SpecError as error:
+        return _print_errors(error, error.diagnostics[0].span.file)
 
 
 def _progress(args):
@@ -463,8 +470,11 @@ def _explain(args) -> int:
         source = read(path, name)
     except SpecError as error:
         return _print_errors(error, shown)
+    found = _configuration()  # the device and tolerance [tool.gpuspec] gives specs that set none, as for check
+    if isinstance(found, int):
+        return found
     try:
-        spec = Spec(source, compile_text(source))
+        spec = Spec(source, compile_text(source, found.defaults))
     except SpecError as error:  # shown against the text read (standard input cannot be read again)
         return _print_errors(error, shown, _document_of(source))
     beyond = _past_the_end("explain", shown, line, spec)

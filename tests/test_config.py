@@ -57,6 +57,20 @@ def test_the_configured_paths_device_and_tolerance_apply(project, capsys):
     assert code == 1
 
 
+def test_explain_takes_the_configured_device_and_its_mistakes_as_check_does(project, capsys):
+    # specs/a.gpu names no device: without [tool.gpuspec] explain says so, with it explain uses H100-SXM
+    assert main(["explain", "specs/a.gpu"]) == 2
+    assert "device" in capsys.readouterr().err
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\n')
+    assert main(["explain", "specs/a.gpu"]) == 0
+    out = capsys.readouterr().out
+    assert "[H100-SXM" in out and "t_mem = bytes_moved / hbm_bandwidth = 67.1 MB / 3.35 TB/s = 20.0 µs" in out
+    pyproject(project, '[tool.gpuspec]\ndevise = "H100-SXM"\n')  # a misspelt key: located, exit 2, nothing explained
+    assert main(["explain", "specs/a.gpu"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "pyproject.toml:2:1" in err and "devise" in err
+
+
 def test_the_command_line_wins_over_the_configuration(project, capsys):
     pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\nformat = "json"\n')
     code, out, _ = check(capsys, "--format", "text", "drafts")
