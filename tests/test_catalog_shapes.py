@@ -55,6 +55,21 @@ def test_a_model_from_none_counts_its_params_from_its_shape_and_ties_embeddings(
     assert [v.status for v in verdicts] == ["pass"] * 3
 
 
+def test_a_catalog_model_whose_shape_a_spec_changes_counts_its_params_again():
+    # Llama 3 8B with 64 layers: 2 x 128,256 x 4,096 + 64 x (41,943,040 + 176,160,768 + 8,192) + 4,096
+    # = 1,050,673,152 + 13,959,168,000 + 4,096 = 15,009,845,248, where the base's 8,030,261,248 was kept before;
+    # tied embeddings take one table away; `params` written in the spec wins, and an unchanged shape keeps the count
+    verdicts = _verdicts("device H100-SXM\nmodel deep from llama3-8b with layers = 64\n"
+                         "deep.params = 15,009,845,248\n"
+                         "model tied8 from llama3-8b with tied_embeddings = 1\n"
+                         "tied8.params = 7,504,924,672\n"
+                         "model said from llama3-8b with layers = 64, params = 16e9\n"
+                         "said.params = 16e9\n"
+                         "model same from llama3-8b with tied_embeddings = 0\n"
+                         "same.params = 8,030,261,248\n")
+    assert [v.status for v in verdicts] == ["pass"] * 4
+
+
 def test_a_model_for_weight_claims_needs_no_vocab_and_the_help_names_its_definition():
     text = (f"device H100-SXM\nmodel mine from none with params = 7e9, {SHAPE}\n"
             "decode mine, batch 1 is weight_bytes = 14 GB, t_weights ≈ 4.18 ms\n"

@@ -95,10 +95,16 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
         except Invalid as problem:
             scope.errors.append(problem.diagnostic)
     found = attrs.evolve(base.with_facts(statement.name, facts), defined_from=statement.base, **flags)
-    # A model with no `params` of its own (or of its base's) counts them from its shape; a base's count is kept as
-    # it is, even where the spec changes the shape (`layers = 64`), as it always was: say `params = ...` to change it.
-    if "params" not in facts and "from the shape" in (found.fact("params").note or "" if found.fact("params") else ""):
-        found = attrs.evolve(found, facts={k: v for k, v in found.facts.items() if k != "params"})  # count again
+    # A model with no `params` of its own counts them from its shape, and so does one whose spec changes its base's
+    # shape (`layers = 64`): the base's count is for the base's shape. `params = ...` in the spec wins.
+    reshaped = any(name in facts for name in (*llm_catalog.SHAPE, "experts")) or any(
+        flags[name] != getattr(base, name) for name in flags)
+    counted_before = "from the shape" in ((found.fact("params").note or "") if found.fact("params") else "")
+    if "params" not in facts and (reshaped or counted_before):
+        recounted = llm_catalog.with_shape_params(
+            attrs.evolve(found, facts={k: v for k, v in found.facts.items() if k != "params"}))
+        if recounted.fact("params") is not None:  # else the base's count stands: its shape is not all known
+            found = recounted
     found = llm_catalog.with_shape_params(found)
     spans = {assignment.name: assignment.span for assignment in statement.assignments}
     for problem in _inconsistent(found, spans, statement.span):
