@@ -82,10 +82,19 @@ def test_a_model_for_weight_claims_needs_no_vocab_and_the_help_names_its_definit
 
 
 @pytest.mark.parametrize("value, words", [("2", "yes or no"), ("0.5", "yes or no"), ("1e400", ""),
-                                          ("3 GB", "")])
+                                          ("3 GB", ""), ("maybe", "maybe"), ("yess", "yess")])
 def test_a_flag_takes_1_or_0(value, words):
     errors = _errors(f"device H100-SXM\nmodel m from llama3-8b with tied_embeddings = {value}\n")
     assert len(errors) == 1 and errors[0].span.line == 2 and words in errors[0].message
+
+
+@pytest.mark.parametrize("yes, no", [("yes", "no"), ("1", "0"), ("True", "false")])
+def test_a_flag_reads_yes_or_no_as_a_writer_says_it(yes, no):
+    # tied: Llama 3 8B less one 128,256 x 4,096 table = 7,504,924,672
+    verdicts = _verdicts(f"device H100-SXM\nmodel t from llama3-8b with tied_embeddings = {yes}\n"
+                         "t.params = 7,504,924,672\n"
+                         f"model u from t with tied_embeddings = {no}\nu.params = 8,030,261,248\n")
+    assert [v.status for v in verdicts] == ["pass", "pass"]
 
 
 def test_embedding_read_or_gathered_is_the_spec_s_choice():

@@ -78,7 +78,7 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
     flags = {}
     for assignment in statement.assignments:
         try:
-            if assignment.name in _MODEL_FLAGS:  # `tied_embeddings = 1`: a yes or no, written 1 or 0
+            if assignment.name in _MODEL_FLAGS:  # `tied_embeddings = yes`: a yes or no, also written 1 or 0
                 flags[assignment.name] = _flag(scope, assignment)
                 continue
             if assignment.name not in llm_catalog.FIELDS:
@@ -115,13 +115,19 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
 _MODEL_FLAGS = ("tied_embeddings", "qkv_bias")
 
 
+_YES_NO = {"yes": True, "true": True, "no": False, "false": False}
+
+
 def _flag(scope: Scope, assignment: nodes.Assignment) -> bool:
+    written = assignment.value
+    if isinstance(written, nodes.Name) and written.id.lower() in _YES_NO and written.id not in scope.names:
+        return _YES_NO[written.id.lower()]
     ref = quantity(scope, assignment.value)
     value = constant(ref, assignment.value.span)
     same_dimension(dimension_of(ref), units.COUNT, assignment.name, assignment.value.span)
     if value not in (0, 1):
-        raise invalid("bad-field", f"{assignment.name} is a yes or no: write {assignment.name} = 1 (yes) or 0 (no)",
-                      assignment.value.span)
+        raise invalid("bad-field", f"{assignment.name} is a yes or no: write {assignment.name} = yes (or 1) or no "
+                      "(or 0)", assignment.value.span)
     return bool(value)
 
 
