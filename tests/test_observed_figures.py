@@ -286,6 +286,8 @@ KERNEL = "x = bf16[1024, 1024]\ny = x * 2"
     ("y = all_reduce(1 GB) across 8 GPUs", "60% MFU", "an MFU, which says nothing about a collective"),
     ("y = decode llama3-8b, batch 1", "5 waves/s", "`waves` per second"),
     ("y = decode llama3-8b, batch 1", "5 numbers/s", "`numbers` per second"),
+    ("y = decode llama3-8b, batch 1", "1000/s", "`1000 tokens/s` or `1000 launches/s`"),
+    (KERNEL, "1000/s", "does not say what it counts per second"),
 ])
 def test_a_hostile_figure_is_an_error_at_the_figure(head, figure, words):
     text = H100 + f"{head} observed {figure}\n"

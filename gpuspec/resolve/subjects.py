@@ -90,7 +90,7 @@ def _observation(observed: nodes.Observed, kind: Kind) -> Observation:
 def _written(observed: nodes.Observed) -> str:
     """The figure as written: `107 tokens/s`, `60% MFU`."""
     unit = observed.unit or ""
-    text = observed.number.text + ("" if unit in ("", "%", "×") else " ") + unit
+    text = observed.number.text + ("" if unit in ("", "%", "×") or unit.startswith("/") else " ") + unit
     return " ".join((text, *observed.words))
 
 
@@ -117,10 +117,14 @@ def _figure(observed: nodes.Observed, kind: Kind, written: str) -> str:
                       f"percentage (`60% MFU`)", observed.span, _takes(kind))
     if unit.dimension == units.TOKEN_RATE:  # a count per second: which count it is
         found = RATE_NOUNS.get(unit.noun or "")
+        if found is None and unit.noun is None:
+            rates = [name for name in ("tokens/s", "launches/s") if name in kind.figures]
+            raise invalid("observed-figure", f"`observed {written}` does not say what it counts per second",
+                          observed.span, f"say it: {' or '.join(f'`{observed.number.text} {r}`' for r in rates)}"
+                          if rates else _takes(kind))
         if found is None:
-            counted = f"`{unit.noun}` per second" if unit.noun else "a count per second"
-            raise invalid("observed-figure", f"`observed {written}` is {counted}, which says nothing about "
-                          f"{kind.article}", observed.span, _takes(kind))
+            raise invalid("observed-figure", f"`observed {written}` is `{unit.noun}` per second, which says nothing "
+                          f"about {kind.article}", observed.span, _takes(kind))
         return found
     found = next((name for name, dimension in FIGURE_DIMENSIONS.items()
                   if dimension == unit.dimension and name not in UTILIZATIONS), None)
