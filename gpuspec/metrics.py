@@ -138,6 +138,13 @@ _ALL = [
     Metric("observed_vs_model", COUNT, "observed time / the model's time"),
     Metric("observed_algbw", BANDWIDTH, "collective: buffer / observed time"),
     Metric("observed_busbw", BANDWIDTH, "collective: observed algorithm bandwidth × the ring's wire share"),
+    Metric("observed_launches_per_s", units.divide(COUNT, TIME), "kernels launched per second at the observed time"),
+    Metric("observed_bandwidth_use", COUNT, "observed bandwidth / that of the memory its data sits in (L2 or HBM)"),
+    Metric("observed_link_use", COUNT, "collective: observed bus bandwidth / the link's line rate"),
+    # what a workload keeps in device memory, and whether it fits (checked with an observed figure)
+    Metric("memory_needed", BYTES, "what the workload keeps in device memory at the least, per GPU"),
+    Metric("memory_filled", COUNT, "memory_needed / the device's memory_size"),
+    Metric("bytes_per_repeat", BYTES, "stream: the bytes one repeat of its workload moves"),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}
 

@@ -204,6 +204,17 @@ class TensorType(Record):
 
 
 @record
+class Observed(Record):
+    """`observed 107 tokens/s`, `observed 60% MFU`: a figure someone observed, its unit, and the words after the unit
+    that say which figure it is (a utilization's name)."""
+
+    number: Number
+    unit: str | None
+    words: tuple[str, ...] = field(converter=as_tuple, default=())
+    span: Span = _span()
+
+
+@record
 class Options(Record):
     """What follows a workload: `on 4096² bf16`, `eager`/`fused`/`compiled`, `as a CUDA graph`,
     `with 128 threads per block`."""
@@ -214,7 +225,7 @@ class Options(Record):
     graph: bool = False
     tile: tuple[int, int] | None = None  # `with 128x256 tiles`, for a matmul
     across: tuple[Number, str, str | None] | None = None  # `across 8 GPUs over nvlink`, for a collective
-    observed: Quantity | None = None  # `observed 107 tokens/s`: a published or measured figure to derive from
+    observed: Observed | None = None  # `observed 107 tokens/s`: a published or measured figure to derive from
     span: Span | None = _span()
 
 

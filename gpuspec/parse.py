@@ -50,8 +50,8 @@ _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
 
 
 class _BadNumber(Exception):
-    def __init__(self, token: Token, reason: str):
-        self.token, self.reason = token, reason
+    def __init__(self, token: Token, reason: str, code: str = "bad-number"):
+        self.token, self.reason, self.code = token, reason, code
 
 
 class _BadIndent(Exception):
@@ -206,7 +206,7 @@ def _attempt(source: SpecText) -> tuple:
         shift = (source.column_offsets or {}).get(token.line, 0)
         span = Span(source.path, token.line + source.line_offset, token.column + shift,
                     token.end_line + source.line_offset, token.end_column + shift)
-        raise _Stopped(Diagnostic("bad-number", error.reason, span), token.line - 1, False) from None
+        raise _Stopped(Diagnostic(error.code, error.reason, span), token.line - 1, False) from None
     except _BadIndent as error:
         line = error.token.end_line + source.line_offset
         column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
@@ -600,7 +600,11 @@ class _Builder(Transformer):
         graph = any(r[0] == "graph" for r in rest)
         tile = next((r[1] for r in rest if r[0] == "tiles"), None)
         across = next((r[1] for r in rest if r[0] == "across"), None)
-        observed = next((r[1] for r in rest if r[0] == "observed"), None)
+        observed = [r for r in rest if r[0] == "observed"]
+        if len(observed) > 1:  # one figure says what the workload did; a second would be lost or contradict it
+            raise _BadNumber(observed[1][2][0], "a workload takes one observed figure: claim the others on it "
+                                                "(`observed_mbu ≈ 60%`)", "observed-figure")
+        observed = observed[0][1] if observed else None
         return nodes.Options(on, mode, threads, graph, tile, across, observed, span=self._span(meta))
 
     @_with_extent
@@ -625,9 +629,9 @@ class _Builder(Transformer):
 
     @_with_extent
     def observed(self, meta, children):
-        _, number, unit = children
-        return ("observed", nodes.Quantity(self._number(number), str(unit) if unit else None,
-                                           span=self._span(meta)), children)
+        _, number, phrase = children
+        unit, words = (phrase.unit, phrase.words) if phrase is not None else (None, ())
+        return ("observed", nodes.Observed(self._number(number), unit, words, span=self._span(meta)), children)
 
     @_with_extent
     def compiled(self, meta, children):

@@ -114,6 +114,7 @@ class Claim(Record):
     sources: tuple[str, ...]
     quote: str | None = None
     sources_set: bool = False  # the file named its sources; otherwise every source available is added
+    hint: str | None = None  # for a check gpuspec adds (an observed figure's limits): what to look at when it fails
 
 
 @record

@@ -245,8 +245,8 @@ def _diagnose(actual: Value, claim: Claim, realistic: Value | None = None) -> st
     from gpuspec.mistakes import diagnose
 
     if claim.expected.span is None:  # a check gpuspec adds (an observed figure's limits): no number was written
-        return ("the observed figure implies more than the device can do: check the figure and its unit, the "
-                "device, the batch and the dtypes")
+        return claim.hint or ("the observed figure implies more than the device can do: check the figure and its "
+                              "unit, the device, the batch and the dtypes")
 
     def reevaluate(name: str, number: float) -> Value:
         from attrs import evolve
@@ -288,6 +288,8 @@ def describe(actual: Value, claim: Claim, passed: bool) -> str:
     if claim.comparator == "≈" and claim.tolerance is not None and expected.kind == "point":
         margin = _tolerance(claim, float(expected.low))  # type: ignore[arg-type]
         wanted += f" ({claim.tolerance.written}: {_interval(float(expected.low), margin, expected.unit)})"  # type: ignore[arg-type]
+    if expected.span is None and actual.note:  # a check gpuspec adds: what it was checked against, and why
+        wanted += f" ({actual.note})"
     if passed:
         return f"{claim.metric} = {shown}, {wanted}" if claim.comparator != "=" else f"{claim.metric} = {shown}"
     if claim.comparator == "=" and expected.kind == "point":

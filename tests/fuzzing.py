@@ -105,12 +105,20 @@ METRICS = {
     "training": [("tokens", ("",)), ("flops", ("TFLOP", "PFLOP")), ("flops_per_token", ("GFLOP",)),
                  ("time", TIME_UNITS), ("state_bytes", BYTE_UNITS), ("activation_bytes", BYTE_UNITS)],
 }
-# An observed figure after a workload (`observed 107 tokens/s`): some fit the kind, some do not (an error).
+# An observed figure after a workload (`observed 107 tokens/s`, `observed 60% MFU`): some fit the kind, some do not
+# (an error), some are impossible (a failure at the figure) or hostile (a zero, a utilization past 100%, a percentage
+# without its word or with another kind's, a count per second of nothing the kind counts, a huge number).
+_HOSTILE_FIGURES = ("0%", "150% MFU", "60%", "60% mfu", "1e300 TB/s", "1e-300 µs", "5 numbers/s", "9 tokens/s fast",
+                    "60% of line rate", "3", "1e400 ms")
 OBSERVED = {
-    "elementwise": ("25 µs", "2.5 TB/s", "30 TFLOP/s", "9 tokens/s"), "matmul": ("1 ms", "600 TFLOP/s", "2 TB/s"),
-    "rowwise": ("60 µs", "2 TB/s"), "attention": ("3 ms", "740 TFLOP/s"),
-    "decode": ("107 tokens/s", "9.35 ms", "1.4 TB/s", "5 TFLOP/s"), "training": ("400 TFLOP/s", "6.75 s", "3 TB/s"),
-    "collective": ("275 GB/s", "4 ms", "1 TFLOP/s"),
+    "elementwise": ("25 µs", "2.5 TB/s", "30 TFLOP/s", "9 tokens/s", "60% MBU", "2% MFU", *_HOSTILE_FIGURES),
+    "matmul": ("1 ms", "600 TFLOP/s", "2 TB/s", "70% MFU"), "rowwise": ("60 µs", "2 TB/s", "80% MBU"),
+    "attention": ("3 ms", "740 TFLOP/s", "75% MFU"),
+    "stream": ("5 ms", "250,000 launches/s", "20,000 kernels/s", "9 TB/s", "60% MBU", "9 tokens/s", "1% MFU"),
+    "decode": ("107 tokens/s", "9.35 ms", "1.4 TB/s", "5 TFLOP/s", "69% MBU", "1% MFU", "12,000 launches/s",
+               *_HOSTILE_FIGURES),
+    "training": ("400 TFLOP/s", "6.75 s", "3 TB/s", "40% MFU", "40% MBU"),
+    "collective": ("275 GB/s", "4 ms", "1 TFLOP/s", "82% of line rate", "120% of line rate", "60% MBU"),
 }
 # Implicit claims: a unit, then the words that name the metric.
 IMPLICIT = {

@@ -16,12 +16,37 @@ from gpuspec.record import ValueRecord, as_tuple, record
 
 @record
 class Observation(ValueRecord):
-    """A figure someone observed for a workload (`observed 107 tokens/s`), in SI units: a time, a token rate,
-    a FLOP rate or a bandwidth. The model derives from it what it implies (time, utilization)."""
+    """A figure someone observed for a workload (`observed 107 tokens/s`, `observed 60% MFU`), in SI units (a
+    utilization as a fraction): which figure it is (a key of FIGURES), its dimension, and the text as written. The
+    model derives from it what it implies (time, rates, utilizations)."""
 
     value: float
     dimension: tuple[int, ...] = field(converter=as_tuple)
+    figure: str = "time"
     text: str = field(eq=False, default="")  # as written, for derivations
+
+
+# The figures an observation may be, each with what it is in words (for help). A kind's `figures` names those it
+# takes, each with the metric the figure is a rate of (None for a time). A utilization is a rate over a peak: MFU
+# the FLOP rate over the device's peak, MBU the bandwidth over HBM's, `of line rate` a collective's bus bandwidth
+# over its link's line rate in one direction; it is written as a percentage and the words that name it.
+FIGURES = {
+    "time": "a time (`9.35 ms`)",
+    "tokens/s": "a token rate (`107 tokens/s`)",
+    "launches/s": "a launch rate (`250,000 launches/s`)",
+    "FLOP/s": "a FLOP rate per GPU (`400 TFLOP/s`)",
+    "B/s": "a bandwidth (`1.4 TB/s`)",
+    "MFU": "an MFU (`40% MFU`)",
+    "MBU": "an MBU (`69% MBU`)",
+    "of line rate": "a share of the link's line rate (`82% of line rate`)",
+}
+# What each figure's unit is, and the nouns a count per second may count (`launches/s` and `kernels/s` are one).
+FIGURE_DIMENSIONS = {"time": units.TIME, "tokens/s": units.TOKEN_RATE, "launches/s": units.TOKEN_RATE,
+                     "FLOP/s": units.FLOP_RATE, "B/s": units.BANDWIDTH, "MFU": units.COUNT, "MBU": units.COUNT,
+                     "of line rate": units.COUNT}
+RATE_NOUNS = {"tokens": "tokens/s", "token": "tokens/s", "launches": "launches/s", "launch": "launches/s",
+              "kernels": "launches/s", "kernel": "launches/s"}
+UTILIZATIONS = ("MFU", "MBU", "of line rate")
 
 
 def observed_field():
@@ -45,31 +70,38 @@ TIMINGS = {
 class Kind:
     """A kind of workload, as every stage needs to know it (a plain class: the registry builds eight at start-up).
 
-    figures: the dimensions an observed figure may have, each with the metric that turns it into a time (the
-    figure divides it) or None for a time itself. The resolver allows those units; the model's observed rules
-    follow from the same table (gpuspec/model/observed.py).
+    figures: the observed figures it takes (keys of FIGURES), each with the metric the figure is a rate of (the
+    figure divides it into a time; a utilization, times its peak, does) or None for a time itself. The resolver
+    allows those; the model's observed rules and the checks that come with a figure follow from the same table
+    (gpuspec/model/observed.py).
+    repeated: a run repeats the same kernels back to back (a stream), so data that fits in L2 stays there.
     measured_leaves: the metrics a harness measures. The measured source is the model's rules with these leaves
     replaced by measurements, so a metric is measured when its model value depends on one of them.
     """
 
     __slots__ = ("name", "record", "recognizes", "needs_tensors", "noun", "modes", "figures", "streamable",
-                 "timeline", "measured_leaves", "unmeasured")
+                 "timeline", "measured_leaves", "unmeasured", "repeated")
 
     def __init__(self, name: str, record: type, recognizes: Callable[[nodes.Expr], bool], *,
                  needs_tensors: bool = False, noun: str = "", modes: Mapping[str, str] | None = None,
-                 figures: Mapping[units.Dimension, str | None] | None = None, streamable: bool = False,
-                 timeline: bool = False, measured_leaves: tuple[str, ...] = (), unmeasured: str = ""):
+                 figures: Mapping[str, str | None] | None = None, streamable: bool = False,
+                 timeline: bool = False, measured_leaves: tuple[str, ...] = (), unmeasured: str = "",
+                 repeated: bool = False):
         self.name = name
         self.record = record
         self.recognizes = recognizes  # whether a subject written this way is this kind
         self.needs_tensors = needs_tensors  # recognized only in a subject over tensors: `a @ b` of numbers is not
         self.noun = noun  # what the subject is called where an expression may not hold it (`a row-wise operation`)
         self.modes = modes or {}  # the mode words it takes -> what each means
-        self.figures = figures or {units.TIME: None}
+        self.figures = dict(figures or {"time": None})
+        unknown = set(self.figures) - set(FIGURES)
+        if unknown:
+            raise ValueError(f"{name}: no such observed figure: {sorted(unknown)}")
         self.streamable = streamable  # a stream (`N launches of W`) may repeat it: it is a list of kernels
         self.timeline = timeline  # a launch queue: `plot timeline` draws it
         self.measured_leaves = measured_leaves
         self.unmeasured = unmeasured  # why no harness measures it, where none does
+        self.repeated = repeated
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r})"
@@ -82,26 +114,54 @@ class Kind:
     @property
     def observed_metrics(self) -> tuple[str, ...]:
         """The metrics an observed figure gives a workload of this kind, as its figures imply them (in the order
-        explain shows them): its time always; a token rate, tokens per second; a FLOP rate, the FLOP rate and MFU;
-        a bandwidth over the bytes moved, the bandwidth and MBU; over a collective's buffer, its algorithm and bus
-        bandwidths. gpuspec/model/observed.py has their rules."""
+        explain shows them): its time always; where it takes a token or launch rate, tokens or launches per
+        second; a FLOP rate or MFU, the FLOP rate and MFU; a bandwidth over the bytes moved (or MBU), the bandwidth,
+        MBU and the share of the memory its data can sit in; over a collective's buffer, its algorithm and bus
+        bandwidths and the share of its link's line rate. gpuspec/model/observed.py has their rules."""
         figures = self.figures
         names = ["observed_time", "observed_vs_model"]
-        if figures.get(units.TOKEN_RATE):
+        if "tokens/s" in figures:
             names.append("observed_tokens_per_s")
-        if figures.get(units.FLOP_RATE):
+        if "launches/s" in figures:
+            names.append("observed_launches_per_s")
+        if "FLOP/s" in figures or "MFU" in figures:
             names += ["observed_flop_rate", "observed_mfu"]
-        moved = figures.get(units.BANDWIDTH)
-        if moved == "size":
-            names += ["observed_algbw", "observed_busbw"]
-        elif moved:
-            names += ["observed_bandwidth", "observed_mbu"]
+        if figures.get("B/s") == "size":
+            names += ["observed_algbw", "observed_busbw", "observed_link_use"]
+        elif "B/s" in figures or "MBU" in figures:
+            names += ["observed_bandwidth", "observed_mbu", "observed_bandwidth_use"]
         return tuple(names)
 
-    @property
-    def observed_limits(self) -> tuple[str, ...]:
-        """The utilizations an observed figure implies, which no run takes past 100%: checked where one is written."""
-        return tuple(name for name in ("observed_mbu", "observed_mfu") if name in self.observed_metrics)
+    def observed_limits(self, workload) -> tuple[tuple[str, str, str], ...]:
+        """The checks an observed figure comes with: each a metric that no run takes past 100%, why, and what to
+        check when it fails. The FLOP rate within the device's peak; the bandwidth within what its memory delivers
+        (HBM's, or where the data may sit in L2, a run repeated back to back, observed_bandwidth_use: L2's when
+        it fits); a collective's bus bandwidth within its link's line rate; the workload's data within the
+        device's memory. A check needs the device facts it divides by: a device without them gets none."""
+        device, metrics = workload.device, self.observed_metrics
+        found = []
+        if "observed_mfu" in metrics:
+            found.append(("observed_mfu", "an observed figure cannot beat the device's peak", _BEYOND))
+        if "observed_mbu" in metrics:
+            in_l2 = self.repeated or getattr(workload, "timing", "alone") == "back_to_back"
+            if in_l2 and device.fact("l2_bandwidth") is not None and device.fact("l2_size") is not None:
+                found.append(("observed_bandwidth_use", "an observed figure cannot beat the memory its data sits in",
+                              _BEYOND))
+            else:
+                found.append(("observed_mbu", "an observed figure cannot beat the device's peak", _BEYOND))
+        if "observed_link_use" in metrics:
+            found.append(("observed_link_use", "a collective's bus bandwidth cannot beat its link's line rate",
+                          "the observed figure implies more than the link carries: check the figure (an algorithm "
+                          "bandwidth, or a bus bandwidth?), the link and the number of GPUs"))
+        if device.fact("memory_size") is not None:
+            found.append(("memory_filled", "what a workload keeps in device memory must fit in it",
+                          "it does not fit in the device's memory: check the device, the batch, the context and the "
+                          "dtypes, or split it over more GPUs"))
+        return tuple(found)
+
+
+_BEYOND = "the observed figure implies more than the device can do: check the figure and its unit, the device, the " \
+          "batch and the dtypes"
 
 
 def calls(*functions: str) -> Callable[[nodes.Expr], bool]:
@@ -113,4 +173,4 @@ def calls(*functions: str) -> Callable[[nodes.Expr], bool]:
 # chain, a softmax or a norm into one kernel and pattern-matches attention to the fused kernel, so `compiled` means
 # fused; and an observed FLOP rate or bandwidth becomes a time over the kernel's FLOPs or bytes.
 KERNEL_MODES = {"eager": "eager", "fused": "fused", "compiled": "fused"}
-KERNEL_FIGURES = {units.TIME: None, units.FLOP_RATE: "flops", units.BANDWIDTH: "bytes_moved"}
+KERNEL_FIGURES = {"time": None, "FLOP/s": "flops", "B/s": "bytes_moved", "MFU": "flops", "MBU": "bytes_moved"}

@@ -32,7 +32,7 @@ def rules(workload) -> dict:
     key = (workload.kind, has_figure)
     found = _RULES.get(key)
     if found is None:
-        own = _rules_module(workload.kind).RULES
+        own = {**observed.MEMORY_RULES, **_rules_module(workload.kind).RULES}  # a kind's own memory rule wins
         found = _RULES[key] = observed.rules_for(kinds.of(workload), own) if has_figure else own
     return found
 

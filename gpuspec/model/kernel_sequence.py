@@ -42,6 +42,12 @@ def kernel_list(e: Estimate, build: Callable[[object], list[Kernel]]) -> list[Ke
     return cached
 
 
+def built_kernels(e: Estimate) -> list[Kernel] | None:
+    """The kernel list `kernel_list` built for this estimate, or None where its kind's rules keep none (a GEMM is
+    one kernel): what model/observed.py reads a workload's largest kernel from."""
+    return getattr(e, "_kernel_list", None)
+
+
 def traffic(name: str, kernels: list[Kernel], single_note: str) -> Value:
     """bytes_read or bytes_written (`name`) of the list: a kernel's own, or each kernel's in the derivation."""
     if len(kernels) == 1:

@@ -7,7 +7,7 @@ import importlib
 import attrs
 
 from gpuspec import kinds, nodes, units
-from gpuspec.kinds.kind import Kind, Observation
+from gpuspec.kinds.kind import FIGURE_DIMENSIONS, FIGURES, RATE_NOUNS, UTILIZATIONS, Kind, Observation
 from gpuspec.program import Claim, Expected, MetricRef, NamedRef
 from gpuspec.resolve.checked import constant, describe, dimension_of, free_names, in_range, needs_model
 from gpuspec.resolve.claims import claims
@@ -15,8 +15,6 @@ from gpuspec.resolve.quantities import quantity, unit_text
 from gpuspec.resolve.scope import Scope, ValueName, WorkloadName, bind, invalid
 from gpuspec.resolve.tensor_expressions import mentions_tensor, tensor
 
-_OBSERVED_WORDS = {units.TIME: "a time (`9.35 ms`)", units.TOKEN_RATE: "a token rate (`107 tokens/s`)",
-                   units.FLOP_RATE: "a FLOP rate per GPU (`400 TFLOP/s`)", units.BANDWIDTH: "a bandwidth (`1.4 TB/s`)"}
 _STAGES: dict[str, object] = {}
 
 
@@ -71,26 +69,81 @@ def _resolve_stage(kind: Kind):
     return found
 
 
-def _observation(observed: nodes.Quantity, kind: Kind) -> Observation:
-    """`observed 107 tokens/s`: a figure in a unit that says something about this kind of workload."""
-    unit = unit_text(observed.unit, observed.span) if observed.unit else units.Unit("", 1.0, units.COUNT)
-    if unit.dimension not in kind.figures:
-        allowed = [words for dimension, words in _OBSERVED_WORDS.items() if dimension in kind.figures]
-        written = observed.number.text + (f" {observed.unit}" if observed.unit else "")
-        raise invalid("observed-figure", f"`observed {written}` is in {describe(unit.dimension)}, which says "
-                      f"nothing about {kind.article}", observed.span, f"observe {' or '.join(allowed)}")
+def _observation(observed: nodes.Observed, kind: Kind) -> Observation:
+    """`observed 107 tokens/s`, `observed 60% MFU`: a figure that says something about this kind of workload."""
+    written = _written(observed)
+    name = _figure(observed, kind, written)
+    if name not in kind.figures:
+        raise invalid("observed-figure", f"`observed {written}` is {FIGURES[name].split(' (')[0]}, which says nothing "
+                      f"about {kind.article}", observed.span, _takes(kind))
+    unit = units.parse_unit(observed.unit)  # _figure has read it
     value = in_range(observed.number, unit, observed.number.span)
     if value <= 0:
         raise invalid("observed-figure", "an observed figure is larger than zero", observed.span)
-    text = observed.number.text + (f" {observed.unit}" if observed.unit else "")
-    return Observation(value, unit.dimension, text=text)
+    if name in UTILIZATIONS and value > 1:
+        raise invalid("observed-figure", f"`observed {written}`: a utilization is at most 100%", observed.span,
+                      "a figure past the peak is a slip: check how it was computed (a sparse or another dtype's "
+                      "peak, the bytes counted)")
+    return Observation(value, FIGURE_DIMENSIONS[name], figure=name, text=written)
 
 
-def _limits(scope: Scope, observed: nodes.Quantity, statement: str, workload, kind: Kind) -> None:
-    """Checks that come with an observed figure: the utilizations it implies are at most 100%."""
+def _written(observed: nodes.Observed) -> str:
+    """The figure as written: `107 tokens/s`, `60% MFU`."""
+    unit = observed.unit or ""
+    text = observed.number.text + ("" if unit in ("", "%", "×") or unit.startswith("/") else " ") + unit
+    return " ".join((text, *observed.words))
+
+
+def _figure(observed: nodes.Observed, kind: Kind, written: str) -> str:
+    """Which figure of FIGURES `observed ...` is, from its unit and the words after it."""
+    if observed.unit is None:
+        raise invalid("observed-figure", f"`observed {written}` needs a unit to say what it is", observed.span,
+                      _takes(kind))
+    unit = unit_text(observed.unit, observed.span)
+    if unit.symbol == "%":
+        taken = [name for name in UTILIZATIONS if name in kind.figures]
+        said = " ".join(observed.words)
+        found = next((name for name in UTILIZATIONS if said.lower() == name.lower()), None)
+        if found is not None:
+            return found
+        if not taken:
+            raise invalid("observed-figure", f"`observed {written}`: {kind.article} has no utilization a "
+                          "percentage could be", observed.span, _takes(kind))
+        what = f"`{said}` is no utilization gpuspec knows" if said else "a percentage needs the utilization it is"
+        examples = " or ".join(f"`observed {observed.number.text}% {name}`" for name in taken)
+        raise invalid("observed-figure", f"`observed {written}`: {what}", observed.span, f"say which: {examples}")
+    if observed.words:
+        raise invalid("observed-figure", f"`observed {written}`: words after a unit name a utilization, after a "
+                      f"percentage (`60% MFU`)", observed.span, _takes(kind))
+    if unit.dimension == units.TOKEN_RATE:  # a count per second: which count it is
+        found = RATE_NOUNS.get(unit.noun or "")
+        if found is None and unit.noun is None:
+            rates = [name for name in ("tokens/s", "launches/s") if name in kind.figures]
+            raise invalid("observed-figure", f"`observed {written}` does not say what it counts per second",
+                          observed.span, f"say it: {' or '.join(f'`{observed.number.text} {r}`' for r in rates)}"
+                          if rates else _takes(kind))
+        if found is None:
+            raise invalid("observed-figure", f"`observed {written}` is `{unit.noun}` per second, which says nothing "
+                          f"about {kind.article}", observed.span, _takes(kind))
+        return found
+    found = next((name for name, dimension in FIGURE_DIMENSIONS.items()
+                  if dimension == unit.dimension and name not in UTILIZATIONS), None)
+    if found is None:
+        raise invalid("observed-figure", f"`observed {written}` is in {describe(unit.dimension)}, which says "
+                      f"nothing about {kind.article}", observed.span, _takes(kind))
+    return found
+
+
+def _takes(kind: Kind) -> str:
+    """The help: every figure the kind takes."""
+    taken = [FIGURES[name] for name in kind.figures]
+    return f"observe {', '.join(taken[:-1])} or {taken[-1]}" if len(taken) > 1 else f"observe {taken[0]}"
+
+
+def _limits(scope: Scope, observed: nodes.Observed, statement: str, workload, kind: Kind) -> None:
+    """Checks that come with an observed figure (Kind.observed_limits): each metric at most 100%, at the figure."""
     percent = units.Unit("%", 0.01, units.COUNT)
-    for metric in kind.observed_limits:
+    for metric, why, hint in kind.observed_limits(workload):
         expected = Expected("point", 1.0, None, 0.01, percent, "100%", None, "100")
         scope.claims.append(Claim(observed.span, f"{metric} ≤ 100%", statement, metric, "≤",
-                                  MetricRef(workload, metric, metric), expected, None, ("model",),
-                                  "an observed figure cannot beat the device's peak", True))
+                                  MetricRef(workload, metric, metric), expected, None, ("model",), why, True, hint))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from attrs import field
 
-from gpuspec import units
 from gpuspec.devices import Device
 from gpuspec.kinds.kind import Kind, Observation, calls, observed_field
 from gpuspec.record import ValueRecord, record
@@ -39,7 +38,8 @@ class Collective(ValueRecord):
         return f"{self.gpus} × {self.device.name} over {self.link}"
 
 
-# An observed bandwidth is NCCL's algorithm bandwidth: the buffer over the time.
+# An observed bandwidth is NCCL's algorithm bandwidth: the buffer over the time; a share of the line rate is its bus
+# bandwidth's.
 KIND = Kind("collective", Collective, recognizes=calls(*COLLECTIVES),
-            figures={units.TIME: None, units.BANDWIDTH: "size"},
+            figures={"time": None, "B/s": "size", "of line rate": "size"},
             unmeasured="a collective needs several GPUs joined by a link, and measuring one is NCCL's tests' job")

@@ -143,4 +143,5 @@ RULES = {
     "link_bandwidth": link_bandwidth, "transfer_time": transfer_time, "latency": latency, "time": time,
     "algbw": algbw, "busbw": busbw,
     "bytes_moved": lambda e: renamed("bytes_moved", e["wire_bytes"]),
+    "memory_needed": lambda e: renamed("memory_needed", e["size"]),  # the buffer on each GPU, at the least
 }

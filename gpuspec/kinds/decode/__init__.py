@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from attrs import field
 
-from gpuspec import nodes, units
+from gpuspec import nodes
 from gpuspec.devices import Device
 from gpuspec.kinds.kind import Kind, Observation, observed_field
 from gpuspec.record import ValueRecord, record
@@ -57,6 +57,6 @@ class DecodeStep(ValueRecord):
 # `fused` means compiled: torch.compile is what fuses a decode step's elementwise work into its matmuls.
 KIND = Kind("decode", DecodeStep, recognizes=lambda expr: isinstance(expr, nodes.Decode) and expr.phase != "train",
             modes={"eager": "eager", "compiled": "compiled", "fused": "compiled"},
-            figures={units.TIME: None, units.TOKEN_RATE: "tokens", units.FLOP_RATE: "flops",
-                     units.BANDWIDTH: "bytes_moved"},
+            figures={"time": None, "tokens/s": "tokens", "launches/s": "kernels", "FLOP/s": "flops",
+                     "B/s": "bytes_moved", "MFU": "flops", "MBU": "bytes_moved"},
             measured_leaves=("step_time", "gpu_time"))

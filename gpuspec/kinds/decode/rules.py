@@ -144,6 +144,12 @@ def kv_bytes(e: Estimate) -> Value:
     return _per_gpu("kv_bytes", product(name, e["kv_bytes_per_token"], e["context"], e["batch"]), e)
 
 
+def memory_needed(e: Estimate) -> Value:
+    """What one GPU keeps in memory at the least: its share of the weights and its KV cache."""
+    weights = e["weight_bytes"] if e.workload.tp == 1 else _per_gpu("weights per GPU", e["weight_bytes"], e)
+    return total("memory_needed", weights, e["kv_bytes"], note="per GPU: the weights and the KV cache")
+
+
 def t_kv(e: Estimate) -> Value:
     return quotient("t_kv", e["kv_bytes"], e.fact("hbm_bandwidth"))
 
@@ -410,5 +416,5 @@ RULES = {
     "compute_share": _share("compute_share", "compute_time"), "memory_share": _share("memory_share", "memory_time"),
     "overhead_time_share": _share("overhead_time_share", "overhead_time"),
     "compute_bound_batch": compute_bound_batch, "tokens": tokens, "tp": tp, "comm_time": comm_time, "mfu": mfu,
-    "mbu": mbu,
+    "mbu": mbu, "memory_needed": memory_needed,
 }

@@ -36,5 +36,9 @@ class Stream(ValueRecord):
 
 
 # The harness times the whole stream and the host's launches on the host, and the GPU's share from a CUDA graph.
+# An observed figure is of the whole stream: its time, kernels launched per second, or its FLOPs or bytes over the
+# time; its repeats run back to back, so a repeat's data that fits in L2 is read from there.
 KIND = Kind("stream", Stream, recognizes=lambda expr: isinstance(expr, nodes.StreamNode), timeline=True,
-            measured_leaves=("time", "busy_time", "host_time"))
+            figures={"time": None, "launches/s": "kernels", "FLOP/s": "flops", "B/s": "bytes_moved", "MFU": "flops",
+                     "MBU": "bytes_moved"},
+            measured_leaves=("time", "busy_time", "host_time"), repeated=True)

@@ -156,10 +156,17 @@ def flops(e: Estimate) -> Value:
     return product("flops", e["repeats"], _inner(e)["flops"])
 
 
+def bytes_per_repeat(e: Estimate) -> Value:
+    return renamed("bytes_per_repeat", _inner(e)["bytes_moved"])
+
+
 RULES = {
     "repeats": repeats, "kernels": kernels, "launches": launches_, "kernel_time": kernel_time,
     "launch_cost": launch_cost, "host_time": host_time, "launch_time": lambda e: renamed("launch_time", e["host_time"]),
     "busy_time": busy_time, "time": time, "idle_time": idle_time, "busy_share": busy_share,
     "idle_share": idle_share, "sample_window": sample_window, "utilization": utilization, "bound": bound,
-    "bytes_moved": bytes_moved, "flops": flops,
+    "bytes_moved": bytes_moved, "flops": flops, "bytes_per_repeat": bytes_per_repeat,
+    # what an observed figure of the stream is measured against: the repeated workload's peak and memory
+    "peak_flop_rate": lambda e: renamed("peak_flop_rate", _inner(e)["peak_flop_rate"]),
+    "memory_needed": lambda e: renamed("memory_needed", _inner(e)["memory_needed"]),
 }

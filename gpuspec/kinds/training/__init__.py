@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import field
 
-from gpuspec import nodes, units
+from gpuspec import nodes
 from gpuspec.devices import Device
 from gpuspec.kinds.kind import Kind, Observation, observed_field
 from gpuspec.record import ValueRecord, record
@@ -33,5 +33,5 @@ class TrainingStep(ValueRecord):
 
 
 KIND = Kind("training", TrainingStep, recognizes=lambda expr: isinstance(expr, nodes.Decode) and expr.phase == "train",
-            figures={units.TIME: None, units.TOKEN_RATE: "tokens", units.FLOP_RATE: "flops_per_gpu"},
+            figures={"time": None, "tokens/s": "tokens", "FLOP/s": "flops_per_gpu", "MFU": "flops_per_gpu"},
             unmeasured="a training step runs for hours on many GPUs: give what a run observed (`observed ...`)")

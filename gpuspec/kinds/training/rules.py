@@ -88,6 +88,13 @@ def activation_bytes(e: Estimate) -> Value:
                    per_gpu, note="per GPU; scores not stored")
 
 
+def memory_needed(e: Estimate) -> Value:
+    """The least training state one GPU can keep: all of it sharded evenly over every GPU (ZeRO stage 3, FSDP), the
+    activations left out (they can be recomputed in the backward pass)."""
+    return quotient("memory_needed", e["state_bytes"], e["gpus"],
+                    note="per GPU, the state sharded over every GPU (ZeRO-3): the least any layout keeps")
+
+
 RULES = {
     "params": lambda e: renamed("params", _m(e, "params")), "layers": lambda e: renamed("layers", _m(e, "layers")),
     "active_params": llm.active_params, "batch": batch, "context": context, "gpus": gpus, "tokens": tokens,
@@ -95,5 +102,5 @@ RULES = {
     "flops_per_token": flops_per_token, "flops": flops, "flops_per_gpu": flops_per_gpu,
     "peak_flop_rate": llm.peak_flop_rate, "t_math": t_math, "time": time,
     "step_time": lambda e: renamed("step_time", e["time"]), "tokens_per_s": tokens_per_s,
-    "state_bytes": state_bytes, "activation_bytes": activation_bytes,
+    "state_bytes": state_bytes, "activation_bytes": activation_bytes, "memory_needed": memory_needed,
 }
