@@ -417,14 +417,15 @@ def comm_time(e: Estimate) -> Value:
     activations = product("activations", e["tokens"], _m(e, "hidden"), _activation_bytes(e))
     engine = _allreduce_latency(e).name == "tp_allreduce_latency"
     if not engine and e.device.fact("collective_simple_cost") is not None:  # a profile's NCCL protocol facts
-        one = _nccl_allreduce(e, activations.number)
+        one, how = _nccl_allreduce(e, activations.number), "NCCL's all-reduces"
     else:
         link = quotient("nvlink one way", e.fact("nvlink_bandwidth"), given("2 directions", 2, COUNT))
         share = given("2(n - 1)/n", 2 * (n - 1) / n, COUNT)
         one = total("one all-reduce", _allreduce_latency(e),
                     quotient("its transfer", product("wire bytes", share, activations), link))
+        how = "an engine's one-shot all-reduces" if engine else "ring all-reduces"
     return product("comm_time", given("2 per layer", 2, COUNT), _m(e, "layers"), one,
-                   note="all-reduces over NVLink, after the kernels of each half-layer")
+                   note=f"{how} over NVLink, after the kernels of each half-layer")
 
 
 def _kernel_time(e: Estimate, name: str) -> Value:
