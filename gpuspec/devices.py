@@ -69,7 +69,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "nvlink_bandwidth_ring": (BANDWIDTH, "NVLink bandwidth NCCL's ring reaches (measured, in profiles)"),
     "nvls_bandwidth": (BANDWIDTH, "algorithm bandwidth of an NVLink SHARP all-reduce, any GPU count above 4 "
                        "(measured, in profiles)"),
-    "model_op_cost": (TIME, "host time per kernel of an LLM's model code run eagerly (measured, in profiles)"),
+    "model_op_cost": (TIME, "host time per op an LLM's model code dispatches when run eagerly (measured, in profiles)"),
     "kernel_floor": (TIME, "shortest GPU time of any kernel"),
     "kernel_gap": (TIME, "GPU time a kernel run back to back with others costs beyond its work (in profiles)"),
     "stream_launch_gap": (TIME, "GPU time a kernel launched from a stream costs beyond one in a CUDA graph "
@@ -84,6 +84,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
     "collective_graph_latency": (TIME, "the same for a collective replayed from a CUDA graph (in profiles)"),
     "collective_simple_cost": (TIME, "what NCCL's full-bandwidth protocol adds to a large collective's latency "
                                "(measured, in profiles)"),
+    "tp_allreduce_latency": (TIME, "an LLM engine's one-shot all-reduce of a decode step's activations (in profiles)"),
     "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
     "exp_rate": (FLOP_RATE, "exponentials per second of the special-function units (in profiles)"),
     "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),
@@ -95,6 +96,10 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
        for name in ("flash2", "flash3", "cudnn", "triton")},
     **{f"attention_tile_overhead_{name}": (COUNT, f"key blocks' worth of time each {name} tile adds (measured, in "
                                                   "profiles)") for name in ("flash2", "flash3", "cudnn", "triton")},
+    "decode_kernel_cost": (TIME, "GPU time a decode step's streaming kernel takes beyond its bytes (measured, in "
+                                 "profiles)"),
+    "decode_kernel_cost_int8": (TIME, "the same for int8 weight-only quantized kernels (in profiles)"),
+    "decode_kernel_cost_fp8": (TIME, "the same for fp8 weight-only quantized kernels (in profiles)"),
 }
 _TEXT_FIELDS = ("title", "vendor", "architecture", "compute_capability", "memory_type")
 # What a published figure that is not the catalog's says about it (`[[devices.X.figures]]`): it is the kind of slip

@@ -23,7 +23,8 @@ from gpuspec.version import __version__
 _STAGES: dict[str, object] = {}
 # Workload fields added after results files were first saved, and their defaults: a workload at its default keeps
 # the key it had before the field existed.
-_LATER_OPTIONS = {"launched_from": "pytorch", "timing": "alone", "embedding": "gathered"}
+_LATER_OPTIONS = {"launched_from": "pytorch", "timing": "alone", "embedding": "gathered", "host_ops": None,
+                  "attention": "fused", "kv_repeat": 1}
 
 
 def workload_key(statement: str, workload) -> str:
@@ -52,9 +53,9 @@ def _structure(value) -> str:
         return f"{type(value).__name__}({name};{changed})"
     if attrs.has(type(value)):
         # An observed figure changes what a workload implies, not what a harness measures. Fields added after keys
-        # were first saved keep the old keys at their defaults: who launches, how a figure was timed and whether a
-        # decode reads its embedding table (_LATER_OPTIONS), and any field marked to be left out at its default
-        # (attention's causal and implementation).
+        # were first saved keep the old keys at their defaults: who launches, how a figure was timed, whether a
+        # decode reads its embedding table and what its model code does (_LATER_OPTIONS), and any field marked to be
+        # left out at its default (attention's causal and implementation).
         fields = (f"{a.name}={_structure(getattr(value, a.name))}" for a in attrs.fields(type(value))
                   if a.eq and a.name != "observed" and not (a.name in _LATER_OPTIONS
                                                             and getattr(value, a.name) == _LATER_OPTIONS[a.name])

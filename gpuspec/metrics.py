@@ -99,6 +99,7 @@ _ALL = [
     Metric("kv_bytes_per_token", BYTES, "KV-cache bytes per token of context, per sequence"),
     Metric("kv_bytes", BYTES, "KV-cache bytes a step reads"),
     Metric("t_kv", TIME, "time to read the KV cache at full bandwidth"),
+    Metric("attention_bytes", BYTES, "bytes a step's attention moves: the cache, copies of it, fp32 copies"),
     Metric("active_params", COUNT, "parameters each token uses"),
     Metric("step_time", TIME, "time of one decode step, host and GPU overlapping"),
     Metric("step_time_serial", TIME, "time of one decode step if nothing overlapped"),

@@ -21,9 +21,13 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   prologue, pipeline fill, epilogue): the median over the size sweeps (`gemm_efficiency_at`) of
   observed time − FLOPs / achievable rate, over the sweep points whose math takes under 50 µs (above that the
   difference is noise in the rate).
-- decode_bandwidth: the median of the own batch-1 compiled decode steps' weight bytes / step time (what a decode's
-  weight-streaming kernels reach, well under a copy's bandwidth); else a sibling's or the nearest's share of HBM.
-  decode_bandwidth_int8, _fp8: the same for weight-only quantized weights (their kernels dequantize as they read).
+- decode_kernel_cost: what each kernel of a batch-1 decode step that streams from HBM (7 weight matmuls and the
+  attention per layer) takes beyond its bytes at the achievable bandwidth. Per published step (`decode_step_time`):
+  (its time − the calibrated model's time of the same step without the cost) / those kernels, the model's time
+  computed with the measured device's profile so far; the median over the device's own steps, else those standing
+  for it, else the nearest's; where no device of that chain measured a step, the median over every device measured
+  (a per-kernel time, taken as it is, and said so). decode_kernel_cost_int8, _fp8: the same over weight-only
+  quantized steps (their kernels dequantize as they read); where none was measured, the bf16 cost.
 - kernel_gap: the GPU-side cost of a small kernel run back to back with others (in a CUDA graph, so that no host
   launch paces it); kernel_floor takes the same figure, for the rules that take a floor (a GEMM, a decode step).
   graph_node_cost: what a graph node adds beyond that: 0, since the back-to-back gap was measured inside a graph.
@@ -55,6 +59,9 @@ Rules (one per fact; "own" entries are about the device itself, "sibling" entrie
   tensor rate and exp_rate. Without a figure on or near the device, the overhead is the median of the other
   devices' fits (it belongs to the kernel's code more than to the chip) and the share is left out (the rule then
   runs at the profile's tensor rate).
+- tp_allreduce_latency: an LLM engine's one-shot all-reduce of a decode step's activations (vLLM's, TensorRT-LLM's),
+  in a CUDA graph, from the engines' own microbenchmarks: the device's own median, else its nearest's, else every
+  device's, taken as it is (measured across 2 GPUs; the same latency is taken for more).
 Where neither the device nor a sibling has an entry, the nearest sibling in `NEAREST` stands in, as a share of its
 datasheet figure, and the derivation says so; where that has nothing either, the fact is left to the catalog.
 
@@ -105,7 +112,8 @@ ALSO = {"sm_90": "H100-SXM"}
 # over NVLink costs baseLat 6.6 µs + hwLat 0.6 µs per step, 2(n − 1) = 14 steps across 8 GPUs.
 NCCL_RING_LL_LATENCY = 6.6e-6 + 14 * 0.6e-6
 EXP_PER_CLOCK_PER_SM = 16  # CUDA C++ Programming Guide, throughput of exp2f (MUFU) per SM and clock
-DECODE_FACTS = ("decode_bandwidth", "decode_bandwidth_int8", "decode_bandwidth_fp8")
+DECODE_COSTS = {"bf16": "decode_kernel_cost", "int8": "decode_kernel_cost_int8", "fp8": "decode_kernel_cost_fp8"}
+QUANTIZED = ("int8", "fp8")
 ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "triton")  # implementations with published forward times
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
@@ -119,7 +127,7 @@ LOADS = {"gemm": "a GEMM", "fp32-fma": "RRZE's fp32 roofline kernel", "l2": "an 
 L2_PLATEAU_MIB = 4.0
 LARGE_GEMM_MATH = 50e-6  # sweep points whose math takes longer say little about the fixed cost
 RESOLUTION = 1e-9  # the smallest time a published profile writes (a profile's times are positive)
-UNITS = {"GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "µs": 1e-6, "MiB": 2**20, "MHz": 1e6}
+UNITS = {"GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "µs": 1e-6, "ms": 1e-3, "MiB": 2**20, "MHz": 1e6}
 
 
 class Measurement:
@@ -159,8 +167,32 @@ def measurements() -> tuple[Measurement, ...]:
         if missing or entry.get("unit") not in UNITS:
             wrong = f"missing {', '.join(missing)}" if missing else f"unknown unit {entry['unit']!r}"
             raise ProfileError(f"catalog/published.toml: measurement {number} ({entry.get('id', 'no id')}): {wrong}")
+        if entry.get("fact") == "decode_step_time":
+            _check_decode_step(number, entry)
         found.append(Measurement(entry))
     return tuple(found)
+
+
+def _check_decode_step(number: int, entry: dict) -> None:
+    """A decode step's workload: a catalog model, a context, dtypes gpuspec knows; ProfileError naming the entry."""
+    from gpuspec import llm_catalog
+    from gpuspec.tensors import DTYPES
+
+    where = f"catalog/published.toml: measurement {number} ({entry.get('id', 'no id')})"
+    model, context = entry.get("model"), entry.get("context")
+    if not isinstance(model, str) or llm_catalog.lookup(model) is None:
+        known = ", ".join(llm_catalog.known_names())
+        raise ProfileError(f"{where}: `model` must name a catalog model (one of {known})")
+    if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 10**7:
+        raise ProfileError(f"{where}: `context` must be a whole number of tokens from 0 to 10,000,000")
+    for key in ("weights", "kv"):
+        if key in entry and entry[key] not in DTYPES:
+            raise ProfileError(f"{where}: `{key}` must be a dtype (one of {', '.join(DTYPES)})")
+    per_layer = entry.get("kernels_per_layer", 8)
+    if isinstance(per_layer, bool) or not isinstance(per_layer, int) or not 1 <= per_layer <= 1000:
+        raise ProfileError(f"{where}: `kernels_per_layer` must be a whole number from 1 to 1,000")
+    if not isinstance(entry.get("graph", True), bool):
+        raise ProfileError(f"{where}: `graph` must be true or false")
 
 
 def origins() -> list[str]:
@@ -223,14 +255,20 @@ class _Builder:
                 "origins": sorted({m.origin for m in used})}
 
     def facts(self) -> dict[str, tuple[float, dict]]:
+        base = self.base_facts()
+        out = dict(base)
+        for dtype in DECODE_COSTS:  # bf16 first: a quantized dtype with no step of its own takes its cost
+            found = self.decode_kernel_cost(dtype, base, out.get(DECODE_COSTS["bf16"]))
+            if found:
+                out[DECODE_COSTS[dtype]] = found
+        return out
+
+    def base_facts(self) -> dict[str, tuple[float, dict]]:
+        """Every fact but the decode kernel costs, which are derived against these."""
         out = {}
         bw = self.share("hbm_bandwidth", lambda m: m.get("kernel") in STREAM_KERNELS)
         if bw:
             out["hbm_bandwidth"] = bw
-        for fact in DECODE_FACTS:
-            decode = self.share(fact, peak_fact="hbm_bandwidth")
-            if decode:
-                out[fact] = decode
         for dtype in TENSOR_DTYPES:
             found = self.tensor(dtype, out)
             if found:
@@ -287,6 +325,9 @@ class _Builder:
                 "how": "no collective timed inside a CUDA graph on this device or its nearest: NCCL's own tuning "
                        "model's latency for an all-reduce across 8 GPUs with the LL ring over NVLink "
                        "(src/graph/tuning.cc at v2.18.5-1: baseLat 6.6 µs + 14 steps × hwLat 0.6 µs = 15.0 µs)"}
+        engines = self.nearest_value("tp_allreduce_latency", anywhere=True)
+        if engines:
+            out["tp_allreduce_latency"] = engines
         cost = self.nearest_value("collective_simple_cost")
         if cost:
             out["collective_simple_cost"] = cost
@@ -310,6 +351,48 @@ class _Builder:
         return value, self._derived("nvls_bandwidth", value, chosen, "the median algorithm bandwidth of the NVLink "
                                     "SHARP all-reduces measured on it (busbw / (2(n − 1)/n)): "
                                     + ", ".join(f"{r / 1e9:.1f}" for r in sorted(rates)) + " GB/s")
+
+    def decode_kernel_cost(self, dtype: str, base: dict, bf16=None):
+        """The cost per streaming kernel of a decode step with `dtype` weights (bf16 standing for every unquantized
+        dtype): the median over the published steps of the device (or standing for it, or its nearest) of
+        (observed − the calibrated model's step without it) / the step's streaming kernels; else over every device's
+        steps; for quantized weights with no step of their own anywhere, the bf16 cost."""
+        def keep(m):
+            weights = m.get("weights", "bf16")
+            return weights == dtype if dtype in QUANTIZED else weights not in QUANTIZED
+        steps = [m for m in self.pool if m.fact == "decode_step_time" and keep(m)]
+        for who, why in self.chain():
+            chosen = [m for m in steps if m.device == who] or [m for m in steps if who in m.stands_for]
+            if chosen:
+                where = (f"the median over {len(chosen)} published step(s) on {self.name} or standing for it"
+                         if why is None else f"no decode step measured on {self.name}; {who}'s ({why}), taken as it is")
+                return self._decode_cost(dtype, chosen, where, base)
+        if steps:
+            measured = sorted({_measured_on(m) for m in steps})
+            return self._decode_cost(dtype, steps, f"no decode step measured on {self.name} or its nearest devices; "
+                                     f"the median over every device measured ({', '.join(measured)}): a per-kernel "
+                                     "time, taken as it is", base)
+        if dtype in QUANTIZED and bf16:
+            value, how = bf16
+            return value, {**how, "how": f"no {dtype} weight-only decode step measured: the bf16 kernels' cost "
+                                         f"({how['how']})"}
+        return None
+
+    def _decode_cost(self, dtype: str, chosen: list[Measurement], where: str, base: dict):
+        extras, lines = [], []
+        for m in chosen:
+            device = _measured_on(m)
+            facts = base if device == self.name else _base_facts(device, self.exclude)
+            predicted, streaming = _decode_step(m, device, facts)
+            extras.append((m.value - predicted) / streaming)
+            lines.append(f"{m.id}: ({_show(m.value, 'kernel_floor')} − {_show(predicted, 'kernel_floor')}) / "
+                         f"{streaming:g} kernels = {_show(extras[-1], 'kernel_floor')}")
+        value = max(RESOLUTION, statistics.median(extras))
+        name = DECODE_COSTS[dtype]
+        return value, self._derived(name, value, chosen, f"{where}: per step, (its time − the calibrated model's "
+                                    "time of the same step without this cost, weights and cache at the achievable "
+                                    "HBM bandwidth) / its kernels that stream from HBM (7 weight matmuls and one "
+                                    "attention per layer): " + "; ".join(lines))
 
     def exp_rate(self):
         """No published measurement: the programming guide's 16 exponentials per clock per SM (compute capability
@@ -473,8 +556,9 @@ class _Builder:
         found = self.share(fact)
         return found[0] if found else self.peak(fact)
 
-    def nearest_value(self, fact: str, keep=lambda m: True):
-        """A per-kernel or per-call cost: the device's own median, else one standing for it, else the nearest's."""
+    def nearest_value(self, fact: str, keep=lambda m: True, anywhere: bool = False):
+        """A per-kernel or per-call cost: the device's own median, else one standing for it, else the nearest's; with
+        `anywhere`, else the median over every device measured (said so)."""
         for who, why in self.chain():
             chosen = ([m for m in self.pool if m.fact == fact and keep(m) and m.device == who]
                       or [m for m in self.pool if m.fact == fact and keep(m) and who in m.stands_for])  # its own first
@@ -483,6 +567,12 @@ class _Builder:
                 where = (f"the median of {len(chosen)} measurement(s) on {self.name} or standing for it" if why is None
                          else f"no measurement on {self.name}; {who}'s ({why}), taken as it is")
                 return value, self._derived(fact, value, chosen, where)
+        everywhere = [m for m in self.pool if m.fact == fact and keep(m)] if anywhere else []
+        if everywhere:
+            value = statistics.median(m.value for m in everywhere)
+            measured = ", ".join(sorted({_measured_on(m) for m in everywhere}))
+            return value, self._derived(fact, value, everywhere, f"no measurement on {self.name} or its nearest "
+                                        f"devices; the median over every device measured ({measured}), taken as it is")
         return None
 
     def gemm_fixed_cost(self, out):
@@ -648,6 +738,41 @@ def _line_fit(rows: list[tuple[float, float]]) -> tuple[float, float] | None:
     if slope <= 0 or intercept < 0:  # through the origin: no overhead
         slope, intercept = sxy / sxx, 0.0
     return (1 / slope, intercept / slope) if slope > 0 else None
+
+
+def _measured_on(m: Measurement) -> str:
+    """The catalog device a measurement was made on, or the first it stands for."""
+    return m.device if m.device in devices.catalog() else m.stands_for[0]
+
+
+_BASES: dict = {}
+
+
+def _base_facts(device: str, exclude: frozenset[str]) -> dict:
+    """A device's published facts but the decode kernel costs (kept: several devices' costs read them)."""
+    key = (device, exclude)
+    if key not in _BASES:
+        _BASES[key] = _Builder(device, exclude).base_facts()
+    return _BASES[key]
+
+
+def _decode_step(m: Measurement, device: str, base: dict) -> tuple[float, int]:
+    """The calibrated model's time of the decode step a measurement states, on `device` with the facts `base` (no
+    decode kernel cost), and the step's kernels that stream from HBM."""
+    from gpuspec import llm_catalog, model
+    from gpuspec.kinds.decode import KERNELS_PER_LAYER, DecodeStep
+    from gpuspec.kinds.decode.rules import layer_kernels
+
+    llm = llm_catalog.lookup(m.get("model"))
+    per_layer = int(m.get("kernels_per_layer", KERNELS_PER_LAYER["compiled"]))
+    weights = m.get("weights", "bf16")
+    catalog_device = devices.catalog()[device]
+    facts = {name: value for name, (value, _) in base.items()}
+    calibrated = Profile(catalog_device.title, facts, {}, "the profile so far").apply(catalog_device)
+    step = DecodeStep(llm, calibrated, 1, int(m.get("context")), "compiled", bool(m.get("graph", True)), per_layer,
+                      weights, m.get("kv", weights), 1 / 6)
+    layer = layer_kernels(per_layer)
+    return model.estimate(step)["step_time"].number, int(llm.fact("layers").value) * (layer.weights + layer.attention)
 
 
 def _matmul_time(device, m: int, n: int, k: int, batch: int) -> float:

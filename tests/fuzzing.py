@@ -342,6 +342,9 @@ def valid_specs(draw, required: tuple[str, ...] = ()) -> str:
                 settings_.append(f"context {pick(draw, (0, 128, 4096))}")
             if not draw(integers(0, 3)):
                 settings_.append(f"{draw(integers(4, 20))} kernels per layer")
+            if not draw(integers(0, 3)):  # what model code does: some of these are located errors (host_ops compiled)
+                settings_.append(pick(draw, ("host_ops 2739", "attention math", "attention fused", "kv_repeat 4",
+                                             "kv_repeat 3")))
             step = pick(draw, ("decode", "decode", "prefill"))
             if step == "prefill":
                 settings_ = [settings_[0], f"prompt {pick(draw, (128, 2048))}"]

@@ -134,3 +134,43 @@ def test_a_prefill_runs_the_whole_prompt_through_every_matmul():
     assert e["flops"].number == pytest.approx(2 * PARAMS * 2048 + attention)
     assert e["bound"].number == "compute"
     assert e["tokens_per_s"].number == pytest.approx(2048 / e["step_time"].number)
+
+
+def _spec_step(text: str):
+    from gpuspec import api
+    from gpuspec.text import SpecText
+
+    program = api.compile_text(SpecText("d.gpu", "device A100-80GB\n" + text + "\n"))
+    (_, _, workload), = program.workloads
+    return model.estimate(workload)
+
+
+def test_attention_reads_the_cache_once_unless_the_code_copies_it_or_runs_math_sdpa():
+    # Llama 3.1 8B, one token of cache per layer: 8 KV heads of 128, K and V, bf16 = 4,096 B read once
+    plain = _spec_step("w = decode llama3.1-8b, batch 1, context 1000")
+    assert plain["attention_bytes"].number == plain["kv_bytes"].number == 32 * 1000 * 4096
+    # kv_repeat 4: the 4,096 B read and 16,384 B of copies written, then the 32 heads' 16,384 B read by attention
+    copied = _spec_step("w = decode llama3.1-8b, batch 1, context 1000, kv_repeat 4")
+    assert copied["attention_bytes"].number == 32 * 1000 * (4096 + 16384 + 16384)
+    # and math SDPA over the 32 heads: K and V read (16,384 B) into fp32 copies (32,768 B), the K copy scaled
+    # (16,384 B read and written) and both copies read again (32,768 B)
+    math_sdpa = _spec_step("w = decode llama3.1-8b, batch 1, context 1000, attention math, kv_repeat 4")
+    per_token = 4096 + 16384 + 16384 + 32768 + 2 * 16384 + 32768
+    assert math_sdpa["attention_bytes"].number == 32 * 1000 * per_token == 32 * 1000 * 135168
+    # an fp32 cache needs no fp32 copy: Llama 2 7B (32 KV heads), math SDPA: K scaled, then both read
+    fp32 = _spec_step("w = decode llama2-7b, batch 1, context 1000, weights fp32, attention math")
+    assert fp32["attention_bytes"].number == 32 * 1000 * (2 * 32 * 128 * 4 + 2 * 32 * 128 * 4)
+    # the attention kernel moves them: at 100k tokens of cache, the step takes ~their time at the HBM bandwidth more
+    long_plain = _spec_step("w = decode llama3.1-8b, batch 1, context 100000")
+    long_math = _spec_step("w = decode llama3.1-8b, batch 1, context 100000, attention math, kv_repeat 4")
+    extra = (long_math["attention_bytes"].number - long_plain["attention_bytes"].number) / 2.039e12
+    assert long_math["gpu_time"].number - long_plain["gpu_time"].number == pytest.approx(extra, rel=1e-6)
+    assert long_math["bytes_moved"].number == long_plain["bytes_moved"].number  # what a step must move, unchanged
+
+
+def test_host_ops_and_the_attention_settings_appear_in_the_setting():
+    e = _spec_step("w = decode llama3.1-8b, batch 1, context 96, host_ops 2739, attention math, kv_repeat 4 eager")
+    assert "2,739 host ops a step, math attention, K and V heads copied 4 times" in e.workload.setting
+    # the ideal model has no model_op_cost: host_ops changes nothing there
+    bare = _spec_step("w = decode llama3.1-8b, batch 1, context 96, attention math, kv_repeat 4 eager")
+    assert e["step_time"].number == bare["step_time"].number

@@ -611,7 +611,10 @@ def test_nested_functions_that_use_their_argument_twice_give_code_that_grows_lin
     ("decode llama3-8b, batch 1, weights fp8 is ≈ 1 ms", "fp8 weights need a scaled matmul it does not run"),
     ("decode llama3-8b, batch 1, weights int8 is ≈ 1 ms", "int8 weights need a scaled matmul it does not run"),
     ("decode llama3-8b, batch 1, 1 kernels per layer is ≈ 1 ms", "needs at least 2 kernels per layer"),
-], ids=["tp", "prefill-fp8-kv", "fp8-weights", "int8-weights", "one-kernel"])
+    ("decode llama3-8b, batch 1, host_ops 2739 eager is ≈ 1 ms", "not a model's code: the ops that code dispatches"),
+    ("decode llama3-8b, batch 1, kv_repeat 4 is ≈ 1 ms", "its copies of the K and V heads (kv_repeat)"),
+    ("decode llama3-8b, batch 1, attention math is ≈ 1 ms", "PyTorch's math attention are not what it runs"),
+], ids=["tp", "prefill-fp8-kv", "fp8-weights", "int8-weights", "one-kernel", "host-ops", "kv-repeat", "math"])
 def test_a_decode_step_the_harness_cannot_run_as_modelled_is_refused_with_the_reason(step, words):
     found, refused = harness.plans(program_of("device H100-SXM\n" + step + "\n", "d.gpu"))
     assert found == [] and len(refused) == 1
@@ -653,3 +656,14 @@ def test_a_prefill_runs_its_matmuls_over_every_prompt_token_and_causal_attention
     assert "caches" not in measure
     # the small kernels, which the model has take the kernel floor, work on one row a sequence
     assert ("small.mul_(1.0)" in measure) is (small > 0)
+
+
+def test_a_decode_step_at_the_default_model_code_settings_keeps_its_results_key():
+    # keys of saved results must not move because decode steps gained host_ops, attention and kv_repeat
+    plain = program_of("device H100-SXM\ndecode llama3-8b, batch 1, context 4096 is ≈ 1 ms\n", "d.gpu")
+    (_, statement, step), = plain.workloads
+    text = harness._structure(step)
+    assert "host_ops" not in text and "attention" not in text and "kv_repeat" not in text
+    stated = program_of("device H100-SXM\ndecode llama3-8b, batch 1, context 4096, kv_repeat 4 is ≈ 1 ms\n", "e.gpu")
+    (_, other, copied), = stated.workloads
+    assert harness.workload_key(statement, step) != harness.workload_key(other, copied)

@@ -12,6 +12,8 @@ from gpuspec.record import ValueRecord, record
 
 # The matmuls of a layer that read its weights.
 WEIGHT_MATMULS = ("q", "k", "v", "o", "gate", "up", "down")
+# How a step's attention runs: one fused kernel reading the cache once, or PyTorch's math SDPA (`attention math`).
+ATTENTION = ("fused", "math")
 # Kernels per layer unless a spec sets them: eager runs every op as its own kernel; compiled fuses the elementwise
 # work into the weight matmuls and attention (rules.py, layer_kernels, says which kernel does what).
 KERNELS_PER_LAYER = {"eager": 15, "compiled": len(WEIGHT_MATMULS) + 1}
@@ -40,6 +42,9 @@ class DecodeStep(ValueRecord):
     # "gathered": the input embedding table is not read whole, only the batch's rows; "read": every weight is read,
     # the table too (`decode ..., embedding read`): writers count it both ways
     embedding: str = "gathered"
+    host_ops: int | None = None  # eager: the ops the model code dispatches per step (views and all), where stated
+    attention: str = "fused"  # or "math": PyTorch's math SDPA (fp32 copies of K and V, the scores materialized)
+    kv_repeat: int = 1  # the model code copies each K and V head this many times before attention, every step
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
 
@@ -49,9 +54,12 @@ class DecodeStep(ValueRecord):
     def setting(self) -> str:
         graph = ", as a CUDA graph" if self.graph else ""
         table = ", embedding table read" if self.embedding == "read" else ""
+        ops = f", {self.host_ops:,} host ops a step" if self.host_ops is not None else ""
+        ops += f", {self.attention} attention" if self.attention != "fused" else ""
+        ops += f", K and V heads copied {self.kv_repeat} times" if self.kv_repeat > 1 else ""
         return (f"{self.device.name}, {self.model.name}, {self.phase}, batch {self.batch}, context {self.context}, "
                 f"{self.mode}{table}, "
-                f"{self.kernels_per_layer} kernels per layer, {self.weight_dtype} weights{graph}")
+                f"{self.kernels_per_layer} kernels per layer{ops}, {self.weight_dtype} weights{graph}")
 
 
 # `fused` means compiled: torch.compile is what fuses a decode step's elementwise work into its matmuls.

@@ -84,6 +84,10 @@ def _measurable(step: DecodeStep) -> None:
         raise HarnessError(f"the decode harness multiplies bf16, fp16 or fp32 weights with torch.matmul; "
                            f"{step.weight_dtype} weights need a scaled matmul it does not run, and timing them as "
                            "bf16 would read a different number of bytes: give what a run observed (`observed ...`)")
+    if step.host_ops is not None or step.attention != "fused" or step.kv_repeat > 1:
+        raise HarnessError("the decode harness launches the step's kernels, not a model's code: the ops that code "
+                           "dispatches (host_ops), its copies of the K and V heads (kv_repeat) and PyTorch's math "
+                           "attention are not what it runs; give what a run of that code observed (`observed ...`)")
 
 
 def defines(step: DecodeStep, name: str) -> list[str]:

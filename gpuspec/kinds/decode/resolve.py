@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from gpuspec import nodes
 from gpuspec.diagnostics import did_you_mean
-from gpuspec.kinds.decode import KERNELS_PER_LAYER, KIND, DecodeStep
+from gpuspec.kinds.decode import ATTENTION, KERNELS_PER_LAYER, KIND, DecodeStep
 from gpuspec.resolve import options
 from gpuspec.resolve.scope import Scope, invalid, require_device
 from gpuspec.tensors import Tensor
 
-SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt", "embedding")
+SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt", "embedding", "host_ops",
+            "attention", "kv_repeat")
 EMBEDDING = ("gathered", "read")  # `embedding read`: the step reads the whole input embedding table
 
 
@@ -35,6 +36,12 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                               did_you_mean(setting.word or "", EMBEDDING) or "write `embedding read` or "
                               "`embedding gathered` (the default)")
             values["embedding"] = setting.word
+        elif setting.name == "attention":
+            if setting.word not in ATTENTION:
+                raise invalid("bad-setting", f"attention is {' or '.join(ATTENTION)}, not "
+                              f"`{setting.word or setting.number.text}`", setting.span,
+                              did_you_mean(setting.word or "", ATTENTION) or "`math` is PyTorch's math SDPA backend")
+            values["attention"] = setting.word
         else:
             values[setting.name] = options.count_setting(setting, least=0 if setting.name == "context" else 1)
     if "prompt" in values:  # a prefill's prompt is the context it builds
@@ -45,6 +52,17 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
     if decode.phase == "prefill" and int(values["context"]) < 1:  # type: ignore[arg-type]
         raise invalid("prefill-needs-prompt", "a prefill needs its prompt's length", decode.span,
                       f"write `prefill {decode.model}, batch 1, prompt 2048`")
+    if "host_ops" in values and (mode != "eager" or written.graph):
+        raise invalid("host-ops-eager", "`host_ops` counts the ops eager model code dispatches a step; a compiled "
+                      "step (or a CUDA graph) launches its kernels without them", decode.span,
+                      f"write `decode {decode.model}, batch 1, host_ops 2739 eager`, or leave `host_ops` out")
+    repeat = int(values.get("kv_repeat", 1))  # type: ignore[arg-type]
+    heads, kv_heads = model.fact("heads"), model.fact("kv_heads")
+    if repeat > 1 and heads is not None and kv_heads is not None and repeat * kv_heads.value != heads.value:
+        raise invalid("bad-kv-repeat", f"{model.name} has {heads.value:g} heads and {kv_heads.value:g} KV heads: "
+                      f"copying each KV head {repeat} times gives {repeat * kv_heads.value:g}", decode.span,
+                      f"write `kv_repeat {heads.value / kv_heads.value:g}`" if heads.value % kv_heads.value == 0
+                      else "leave `kv_repeat` out")
     per_layer = int(values.get("kernels_per_layer", KERNELS_PER_LAYER[mode]))  # type: ignore[arg-type]
     if int(values.get("tp", 1)) > 1 and device.fact("nvlink_bandwidth") is None:  # type: ignore[arg-type]
         why = device.absent.get("nvlink_bandwidth")
@@ -55,4 +73,6 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
     return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
                       written.graph, per_layer, weights, str(values.get("kv", weights)),
                       options.sample_window(scope, device), int(values.get("tp", 1)), decode.phase,
-                      str(values.get("embedding", "gathered")), text=statement)
+                      str(values.get("embedding", "gathered")),
+                      int(values["host_ops"]) if "host_ops" in values else None,  # type: ignore[arg-type]
+                      str(values.get("attention", "fused")), repeat, text=statement)

@@ -7,6 +7,9 @@ Rules:
   says `embedding read`: writers count the table both ways, so the spec says which).
 - The KV cache is read once per step: 2 (K and V) × layers × KV heads × head size × context × batch (a prefill
   writes as much for its prompt).
+- Attention reads the cache once, unless the step says its model code copies each K and V head (`kv_repeat 4`:
+  those copies written and read, every step) or runs PyTorch's math SDPA (`attention math`: fp32 copies of K and V,
+  K scaled, both read again by two batched matmuls): attention_bytes.
 - A prefill runs batch × prompt tokens through every matmul at once, and causal attention over S(S + 1)/2
   query-key pairs per head.
 - FLOPs: 2 per parameter per sequence (FMA = 2), plus attention: 4 × layers × heads × head size × context
@@ -15,15 +18,28 @@ Rules:
   (q, k, v, o, gate, up, down) and attention: 8. Of a layer's kernels, up to 7 read the weights (split evenly),
   one reads the KV cache, and the rest are small, taking the kernel floor (layer_kernels, which the harness
   builds from too).
-- Where a profile measured decode_bandwidth (no datasheet has it), the weight-reading kernels read at it rather
-  than at the HBM bandwidth: a batch-1 decode's weight reads reach less than a copy does.
-- A prefill's weight kernels are GEMMs over the prompt's tokens: on a device whose profile measured
-  gemm_fixed_cost (as the matmul kind uses it), each also takes that fixed cost (prologue, pipeline fill, epilogue:
-  XLA's sm_90 sweep) beyond its roofline time, since the profile's tensor rates are those of large GEMMs. A decode
-  step's weight kernels do not: decode_bandwidth was measured over whole steps, fixed costs included.
-- An eager step on a device whose profile gives model_op_cost launches each kernel at that cost instead: the host
-  time per kernel of real model code run op by op (module calls, views, cache updates between the kernels; about
-  90 µs per counted kernel for gpt-fast-style Llama code), which dwarfs a bare op's launch.
+- On a device whose profile measured decode_kernel_cost (no datasheet has it), each kernel of a decode step that
+  streams from HBM (the weight matmuls, the attention) reads at the achievable HBM bandwidth and takes that cost
+  beyond its bytes: a GEMV reading tens of MB ramps up, drains and reduces over its split K, and waits for the
+  next kernel (measured over whole compiled steps: ~7 µs a kernel on an A100, ~11 µs on an H100). Weights
+  quantized to int8 or fp8 take their dequantizing kernels' own cost (decode_kernel_cost_int8, _fp8) where measured.
+  (An older profile's decode_bandwidth, the weights' bytes over whole steps, is read at instead where it has no
+  kernel cost.)
+- A prefill's weight kernels are GEMMs over the prompt's tokens: on a device whose profile measured GEMMs over sizes
+  (gemm_fixed_cost), each of q, k, v, o, gate, up and down is timed as the matmul kind times a lone GEMM of its
+  shape (its tiles and waves at the achievable rate, plus that fixed cost: prologue, pipeline fill, epilogue), the
+  output layer's spread over the layers; and under 8-bit weights attention's matmuls run at the 16-bit tensor rate
+  (FP8 attention is an engine's opt-in). A decode step's weight kernels take decode_kernel_cost instead, which was
+  measured over whole decode steps.
+- An eager step on a device whose profile gives model_op_cost pays that much host time for each op its model code
+  dispatches (`host_ops` a step, views and all: about 9 to 11 µs an op for Llama code, torchao's and
+  transformers'; 4,067 and 2,739 ops a step for their 32-layer models), spread over the step's kernels; that
+  dwarfs a bare launch. Without `host_ops` each kernel counts as one op.
+- Tensor parallelism all-reduces the activations (16-bit under 8-bit weights) twice a layer over NVLink: a compiled
+  decode step's small all-reduces at an engine's one-shot kernel's cost where a profile measured it
+  (tp_allreduce_latency: ~7-10 µs on H100s) plus their bytes; otherwise NCCL's, as the collective kind times one on
+  a device whose profile has its protocol facts (its latency for an eager call or one in a CUDA graph), else its
+  collective_latency plus the bytes.
 - The host launches them one by one at launch_cost each (or once, as a CUDA graph, when each kernel costs
   graph_node_cost more on the GPU); the queue decides the step time. `step_time_serial` adds launches and
   GPU time as if nothing overlapped.
@@ -71,7 +87,16 @@ def launch_cost(e: Estimate) -> Value:
     if e.workload.graph:
         return e.fact("graph_launch_cost")
     if e.workload.mode == "eager" and e.device.fact("model_op_cost") is not None:
-        return e.fact("model_op_cost")  # a profile's: the host cost per kernel of real model code run eagerly
+        # a profile's: the host cost per op of real model code run eagerly, over the ops the step dispatches
+        if e.workload.host_ops is None:
+            op = e.fact("model_op_cost")
+            return Value("launch_cost", op.number, TIME, "{0}", (op,),
+                         note="host_ops not stated: one op per kernel (real Llama code dispatches 5 to 8 per kernel "
+                              "gpuspec counts; state `host_ops`)")
+        ops = given("host_ops", e.workload.host_ops, COUNT, note="the ops the model code dispatches a step")
+        return Value("launch_cost", e.fact("model_op_cost").number * e.workload.host_ops / e["kernels"].number, TIME,
+                     "{0} × {1} / {2}", (e.fact("model_op_cost"), ops, e["kernels"]),
+                     note="the host's time per step, spread over the step's kernels")
     return e.fact("launch_cost")
 
 
@@ -87,14 +112,36 @@ def weight_bytes(e: Estimate) -> Value:
     return product("weight_bytes", _m(e, "params"), e["bytes_per_weight"])
 
 
+QUANTIZED = ("int8", "fp8")  # weight dtypes whose decode kernels dequantize as they read, with costs of their own
+
+
+def _kernel_cost_fact(e: Estimate) -> str | None:
+    """The profile fact that is a decode step's cost per streaming kernel: that of the weights' dtype where the
+    profile has one (decode_kernel_cost_int8, _fp8), else decode_kernel_cost; None where it has neither."""
+    dtype = e.workload.weight_dtype
+    for name in ((f"decode_kernel_cost_{dtype}",) if dtype in QUANTIZED else ()) + ("decode_kernel_cost",):
+        if e.device.fact(name) is not None:
+            return name
+    return None
+
+
+def _decode_kernel_cost(e: Estimate) -> float:
+    """What each kernel that streams from HBM (a weight matmul, the attention) takes beyond its bytes in a decode
+    step: the profile's decode_kernel_cost (0 in the ideal model, and in a prefill, whose GEMMs take
+    gemm_fixed_cost instead)."""
+    name = _kernel_cost_fact(e)
+    return e.device.fact(name).value if name is not None and e.workload.phase == "decode" else 0.0
+
+
 def _weight_bandwidth(e: Estimate) -> Value:
-    """What the weight-streaming kernels read at: the HBM bandwidth, or where a profile measured it, the bandwidth
-    a batch-1 decode's weight reads reach (decode_bandwidth: ~70% of an A100's HBM, ~57% of an H100's), and with
-    weights quantized to int8 or fp8, that of their dequantizing kernels (decode_bandwidth_int8, _fp8) if measured."""
-    quantized = f"decode_bandwidth_{e.workload.weight_dtype}"
-    for name in (quantized, "decode_bandwidth"):
-        if name in ("decode_bandwidth_int8", "decode_bandwidth_fp8", "decode_bandwidth") and e.device.fact(name):
-            return e.fact(name)
+    """What the weight-streaming kernels read at: the HBM bandwidth (on a calibrated device the achievable one, with
+    decode_kernel_cost on top of each kernel), or where an older profile holds it, the bandwidth a batch-1 decode's
+    weight reads reached as a whole (decode_bandwidth, decode_bandwidth_int8, _fp8)."""
+    if _kernel_cost_fact(e) is None:
+        quantized = f"decode_bandwidth_{e.workload.weight_dtype}"
+        for name in (quantized, "decode_bandwidth"):
+            if name in ("decode_bandwidth_int8", "decode_bandwidth_fp8", "decode_bandwidth") and e.device.fact(name):
+                return e.fact(name)
     return e.fact("hbm_bandwidth")
 
 
@@ -154,6 +201,35 @@ def t_kv(e: Estimate) -> Value:
     return quotient("t_kv", e["kv_bytes"], e.fact("hbm_bandwidth"))
 
 
+def attention_bytes(e: Estimate) -> Value:
+    """What a step's attention moves (per GPU): the cache read once, unless the model code copies each K and V head
+    `kv_repeat` times first (those copies written, then read) or attention runs as PyTorch's math SDPA, which casts K
+    and V to fp32 copies (PyTorch 2.5 and later, for 16-bit inputs), scales the K copy and reads both again in two
+    batched matmuls; the scores (a few bytes per token and head) are not counted."""
+    w = e.workload
+    if w.attention == "fused" and w.kv_repeat == 1:
+        return renamed("attention_bytes", e["kv_bytes"])
+    d, b = _m(e, "head_dim").number, DTYPES[w.kv_dtype][0]
+    g = _m(e, "kv_heads").number / w.tp
+    per_token = 0.0
+    parts = []
+    if w.kv_repeat > 1:  # read the cache, write its copies
+        per_token += 2 * g * d * b * (1 + w.kv_repeat)
+        parts.append(f"the copies: 2 × {g:g} heads × {d:g} × {b:g} B read, × {w.kv_repeat} written")
+    heads = g * w.kv_repeat  # the heads attention reads
+    if w.attention == "math":
+        cast = 2 * heads * d * (b + 4) if b < 4 else 0.0  # K and V read, their fp32 copies written
+        per_token += cast + 2 * heads * d * 4 + 2 * heads * d * 4  # K scaled (read, written); K and V read once more
+        parts.append(f"math SDPA over {heads:g} heads: " + ("fp32 copies of K and V, " if cast else "")
+                     + "K scaled, K and V read by the two matmuls")
+    else:
+        per_token += 2 * heads * d * b
+        parts.append(f"attention reads {heads:g} heads")
+    tokens = _m(e, "layers").number * w.context * w.batch
+    return Value("attention_bytes", per_token * tokens, BYTES, "{0} × {1} × {2} × " + f"{per_token:,.0f} B",
+                 (_m(e, "layers"), e["context"], e["batch"]), note="per layer and token: " + "; ".join(parts))
+
+
 def bytes_moved(e: Estimate) -> Value:
     return total("bytes_moved", e["weights_read"], e["kv_bytes"])
 
@@ -209,18 +285,73 @@ def _kernel_pattern(e: Estimate) -> list[launches.Run]:
     weight_bytes = e["weights_read"].number / layers / weight_kernels
     matmul_flops = e["flops"].number - _attention_flops(e)
     weight_flops = matmul_flops / layers / weight_kernels
-    kv = e["kv_bytes"].number / layers
-    weight_time = max(weight_bytes / _weight_bandwidth(e).number, weight_flops / peak, floor) + _gemm_fixed_cost(e)
+    kv = e["attention_bytes"].number / layers
+    streaming = _decode_kernel_cost(e)  # 0 unless a profile measured it
+    weight_time = max(weight_bytes / _weight_bandwidth(e).number, weight_flops / peak, floor) + _gemm_fixed_cost(e) \
+        + streaming
+    attention_time = max(kv / bandwidth, _attention_flops(e) / layers / peak, floor) + streaming
+    if _shaped_gemms(e):  # a calibrated prefill: each weight GEMM as the matmul kind times one of its shape
+        # and attention's matmuls on the 16-bit tensor cores when the weights are 8-bit: quantized weights set the
+        # linear layers' rate, and FP8 attention is an engine's opt-in (TensorRT-LLM's use_fp8_context_fmha,
+        # FlashAttention-3's FP8 path)
+        rate = e.fact("tensor_bf16").number if e.workload.weight_dtype in QUANTIZED else peak
+        attention_time = max(kv / bandwidth, _attention_flops(e) / layers / rate, floor)
+        return [(seconds, 1) for seconds in _gemm_times(e)] + [(attention_time, 1)] + [(floor, small)] * (small > 0)
     if attention:
-        runs = [(weight_time, weight_kernels), (max(kv / bandwidth, _attention_flops(e) / layers / peak, floor), 1)]
+        runs = [(weight_time, weight_kernels), (attention_time, 1)]
     else:  # the one kernel also reads the KV cache
         runs = [(weight_time + kv / bandwidth / weight_kernels, weight_kernels)]
     return runs + [(floor, small)] * (small > 0)
 
 
+def _shaped_gemms(e: Estimate) -> bool:
+    """Whether a prefill's weight GEMMs are timed by their shapes: on a device whose profile measured GEMMs over
+    sizes (gemm_fixed_cost), with the layer's seven matmuls each a kernel of its own."""
+    layer = layer_kernels(e.workload.kernels_per_layer)
+    return bool(_gemm_fixed_cost(e)) and layer.weights == len(WEIGHT_MATMULS) and layer.attention == 1
+
+
+def gemm_shapes(e: Estimate) -> list[tuple[int, int]]:
+    """(K, N) of each weight matmul of a layer, per GPU, in WEIGHT_MATMULS' order: tensor parallelism splits the
+    columns of q, k, v, gate and up and the rows of o and down (at least one head's or one column's worth)."""
+    hidden, inter = int(_m(e, "hidden").number), int(_m(e, "intermediate").number)
+    q = int(_m(e, "heads").number * _m(e, "head_dim").number)
+    kv = int(_m(e, "kv_heads").number * _m(e, "head_dim").number)
+    split = e.workload.tp
+    part = lambda n: max(1, math.ceil(n / split))  # noqa: E731
+    return [(hidden, part(q)), (hidden, part(kv)), (hidden, part(kv)), (part(q), hidden), (hidden, part(inter)),
+            (hidden, part(inter)), (part(inter), hidden)]
+
+
+def _gemm_times(e: Estimate) -> list[float]:
+    """The time of each weight GEMM of a layer over the prompt's tokens, as the matmul kind times a lone GEMM of its
+    shape on this device (its default tiles and waves at the achievable rate, plus gemm_fixed_cost); the output
+    layer's GEMM (the weights outside the layers) is spread over the layers, added to the last."""
+    from gpuspec.kinds.matmul import Matmul, default_tile
+    from gpuspec.kinds.matmul import rules as matmul_rules
+    from gpuspec.tensors import Tensor
+
+    dtype, tokens = e.workload.weight_dtype, int(e["tokens"].number)
+
+    def gemm(k: int, n: int) -> float:
+        work = Matmul(Tensor("a", dtype, (tokens, k)), Tensor("b", dtype, (k, n)), default_tile(tokens, n), e.device,
+                      tile_written=False)
+        return Estimate(work, e.device, matmul_rules.RULES)["time"].number
+
+    times = [gemm(k, n) for k, n in gemm_shapes(e)]
+    layers = _m(e, "layers").number
+    in_layers = sum(k * n for k, n in gemm_shapes(e)) * e.workload.tp * layers
+    outside = _m(e, "params").number - in_layers - (0 if e.workload.model.tied_embeddings else
+                                                     _m(e, "vocab").number * _m(e, "hidden").number)
+    if outside > 0:  # the output layer (norm weights aside), per GPU
+        vocab = int(_m(e, "vocab").number)
+        times[-1] += gemm(int(_m(e, "hidden").number), max(1, math.ceil(vocab / e.workload.tp))) / layers
+    return times
+
+
 def _gemm_fixed_cost(e: Estimate) -> float:
     """What each weight GEMM of a prefill takes beyond its roofline time: the profile's gemm_fixed_cost (0 in the ideal
-    model, and for a decode step, whose decode_bandwidth already holds it)."""
+    model, and for a decode step, whose kernels take decode_kernel_cost instead)."""
     fixed = e.device.fact("gemm_fixed_cost")
     return fixed.value if fixed is not None and e.workload.phase == "prefill" else 0.0
 
@@ -252,21 +383,72 @@ def _timeline(e: Estimate) -> launches.Timeline:
     return cached
 
 
+def _allreduce_latency(e: Estimate) -> Value:
+    """The fixed cost of one of a step's all-reduces: an LLM engine's one-shot kernel (tp_allreduce_latency, where a
+    profile measured it) for a compiled decode step, whose all-reduces are a few tokens' activations; NCCL's
+    collective_latency otherwise (an eager step calls torch.distributed; a prefill's all-reduces are large)."""
+    w = e.workload
+    if w.mode == "compiled" and w.phase == "decode" and e.device.fact("tp_allreduce_latency") is not None:
+        return e.fact("tp_allreduce_latency")
+    return e.fact("collective_latency")
+
+
+def _activation_bytes(e: Estimate) -> Value:
+    """Bytes per activation value: the weights' dtype's, but 16-bit under 8-bit weights (weight-only and FP8 matmuls
+    hand 16-bit activations on, and those are what the all-reduces move)."""
+    if e.workload.weight_dtype in QUANTIZED:
+        return given("bytes per activation", 2, BYTES, note=f"16-bit activations beside {e.workload.weight_dtype} "
+                     "weights")
+    return e["bytes_per_weight"]
+
+
+def _nccl_allreduce(e: Estimate, size: float) -> Value:
+    """One NCCL all-reduce of `size` bytes across the step's GPUs over NVLink, as the collective kind times it on a
+    real device (its measured latency for the caller, eager or in a CUDA graph; NCCL's protocols)."""
+    from gpuspec.kinds.collective import Collective
+    from gpuspec.kinds.collective import rules as collective_rules
+
+    w = e.workload
+    call = Collective("all_reduce", size, w.tp, "nvlink", e.device, launch="graph" if w.graph else "eager")
+    timed = Estimate(call, e.device, collective_rules.RULES)["time"]
+    return Value("one all-reduce", timed.number, TIME, "{0}", (timed,),
+                 note=f"NCCL's all-reduce of the activations across {w.tp} GPUs, as the collective kind times one")
+
+
 def comm_time(e: Estimate) -> Value:
     """Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP)."""
     n = e.workload.tp
     if n == 1:
         return given("comm_time", 0.0, TIME, note="one GPU: nothing to all-reduce")
-    activations = product("activations", e["tokens"], _m(e, "hidden"), e["bytes_per_weight"])
-    link = quotient("nvlink one way", e.fact("nvlink_bandwidth"), given("2 directions", 2, COUNT))
-    share = given("2(n - 1)/n", 2 * (n - 1) / n, COUNT)
-    one = total("one all-reduce", e.fact("collective_latency"),
-                quotient("its transfer", product("wire bytes", share, activations), link))
+    activations = product("activations", e["tokens"], _m(e, "hidden"), _activation_bytes(e))
+    engine = _allreduce_latency(e).name == "tp_allreduce_latency"
+    if not engine and e.device.fact("collective_simple_cost") is not None:  # a profile's NCCL protocol facts
+        one, how = _nccl_allreduce(e, activations.number), "NCCL's all-reduces"
+    else:
+        link = quotient("nvlink one way", e.fact("nvlink_bandwidth"), given("2 directions", 2, COUNT))
+        share = given("2(n - 1)/n", 2 * (n - 1) / n, COUNT)
+        one = total("one all-reduce", _allreduce_latency(e),
+                    quotient("its transfer", product("wire bytes", share, activations), link))
+        how = "an engine's one-shot all-reduces" if engine else "ring all-reduces"
     return product("comm_time", given("2 per layer", 2, COUNT), _m(e, "layers"), one,
-                   note="ring all-reduces over NVLink, after the kernels of each half-layer")
+                   note=f"{how} over NVLink, after the kernels of each half-layer")
 
 
 def _kernel_time(e: Estimate, name: str) -> Value:
+    cost = _kernel_cost_fact(e)
+    if cost is not None and e.workload.phase == "decode":
+        return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3}), "
+                     "+ {4} for each weight matmul and attention kernel",
+                     (e["kernels"], _weight_bandwidth(e), e["peak_flop_rate"], e.fact("kernel_floor"), e.fact(cost)),
+                     note="weights split evenly over each layer's weight kernels; each kernel that streams from HBM "
+                          "takes a measured cost beyond its bytes; the rest take the kernel floor")
+    if _shaped_gemms(e):
+        return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels: each weight GEMM timed by its shape "
+                     "(tiles and waves at {1}, + {2}); attention max(bytes / {3}, FLOPs / {1}, {4}); the rest {4}",
+                     (e["kernels"], e["peak_flop_rate"], e.fact("gemm_fixed_cost"), e.fact("hbm_bandwidth"),
+                      e.fact("kernel_floor")),
+                     note="a GEMM of [tokens, K] by [K, N] for each of q, k, v, o, gate, up and down, as a lone matmul "
+                          "of that shape takes on this device; the output layer's spread over the layers")
     if _gemm_fixed_cost(e):
         return Value(name, _timeline(e).busy, TIME, "Σ over {0} kernels of max(bytes / {1}, FLOPs / {2}, {3}), "
                      "+ {4} for each weight GEMM",
@@ -407,6 +589,7 @@ RULES = {
     "launches": launches_, "launch_cost": launch_cost, "launch_time": launch_time,
     "bytes_per_weight": bytes_per_weight, "weight_bytes": weight_bytes, "t_weights": t_weights,
     "weights_read": weights_read, "kv_bytes_per_token": kv_bytes_per_token, "kv_bytes": kv_bytes, "t_kv": t_kv,
+    "attention_bytes": attention_bytes,
     "bytes_moved": bytes_moved, "t_mem": t_mem, "active_params": active_params, "flops": flops,
     "peak_flop_rate": peak_flop_rate, "t_math": t_math, "gpu_time": gpu_time, "step_time": step_time,
     "step_time_serial": step_time_serial, "idle_time": idle_time, "overhead_share": overhead_share,
