@@ -30,6 +30,7 @@ _TIGHT = {"^", ".", "..", "–"}  # no space on either side
 _TIGHT_LEFT = {"²", "³"}  # no space before
 _CATALOG_KEYWORDS = {"device", "from", "model", "decode", "prefill", "train"}
 _ATTACHED_UNITS = {"%", "×", "x", "k", "K", "M", "G", "T", "P"}  # 80×, 33%, 16.8M
+_COUNT_PREFIXES = {("unit", prefix) for prefix in ("k", "K", "M", "G", "T", "P")}  # 200k launches/s: a counted rate
 
 
 class FormatError(ValueError):
@@ -162,7 +163,7 @@ def _tokens(code: str) -> list[tuple[str, str]]:
                 value, end = value + raw[i + 1][1], raw[i + 1][3]
                 i += 1
             joined.append(("catalog", value))
-        elif kind == "word" and joined and joined[-1][0] == "number":
+        elif kind == "word" and joined and (joined[-1][0] == "number" or joined[-1] in _COUNT_PREFIXES):
             if i + 2 < len(raw) and raw[i + 1][1] == "/" and raw[i + 1][2] == end and raw[i + 2][0] == "word" \
                     and raw[i + 2][2] == raw[i + 1][3]:
                 value = value + "/" + raw[i + 2][1]

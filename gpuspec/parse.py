@@ -750,7 +750,9 @@ class _Builder(Transformer):
 
     @_with_extent
     def phrase(self, meta, children):
-        unit, *words = children
+        unit, *words, per_second = children
+        if per_second is not None:  # `200k launches/s`: the count prefix, the noun, per second, as one unit
+            unit, words = f"{unit} {' '.join(str(w) for w in words)}{per_second}", []
         return nodes.Phrase(str(unit), tuple(str(w) for w in words), span=self._span(meta))
 
     @_with_extent

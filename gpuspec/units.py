@@ -97,6 +97,12 @@ def parse_unit(text: str) -> Unit:
         return Unit(text, _RATIO[text], COUNT)
     if text in COUNT_NOUNS:
         return Unit(text, 1.0, COUNT, noun=text)
+    if " " in text:  # `k launches/s`: an SI count prefix before a counted noun's rate
+        prefix, _, rest = text.partition(" ")
+        counted = parse_unit(rest) if prefix in _LARGE_PREFIXES and " " not in rest else None
+        if counted is None or counted.noun is None:
+            raise UnknownUnit(text)
+        return Unit(text, _PREFIXES[prefix] * counted.scale, counted.dimension, counted.noun)
     if "/" in text:
         top, _, bottom = text.partition("/")
         a, b = (parse_unit(top) if top else Unit("", 1.0, COUNT)), parse_unit(bottom)  # `/s`: a count per second

@@ -150,6 +150,19 @@ def test_a_count_per_second_and_a_clock_meet_where_one_is_claimed_in_the_others_
     assert [v.status for v in report.verdicts] == ["pass"] * 3
 
 
+def test_a_counted_rate_takes_a_count_suffix_and_keeps_its_noun():
+    # Llama 3 8B at batch 1 on an H100: 16.06 GB of weights at 3.35 TB/s is 4.79 ms a token, 208.6 tokens/s
+    report = check_text("device H100-SXM\nstep = decode llama3-8b, batch 1:\n"
+                        "    tokens_per_s ≈ 0.2k tokens/s\n    tokens_per_s < 1M tokens/s\n"
+                        "    tokens_per_s ≈ 2k tokens/s\n", "a.gpu")
+    assert [v.status for v in report.verdicts] == ["pass", "pass", "fail"]
+    assert "k tokens/s" in report.verdicts[2].message
+    (wrong,) = check_text("device H100-SXM\nstep = decode llama3-8b, batch 1 is tokens_per_s ≈ 2k wombats/s\n",
+                          "a.gpu").diagnostics
+    assert wrong.code == "unknown-unit" and "`k wombats/s`" in wrong.message
+    assert format_text("x ≈ 1.2k  tokens/s\n") == "x ≈ 1.2k tokens/s\n"  # one unit, kept together
+
+
 def test_model_facts_by_name_have_their_derivation():
     (verdict,) = check_text("mistral-7b.kv_bytes_per_token = 131,072 B\n", "a.gpu").verdicts
     assert verdict.status == "pass"
