@@ -145,7 +145,7 @@ def _check_casts(root) -> None:
 
 
 def _transposes(root) -> list[Apply]:
-    """The transposes of the expression, each once (each is its own load in the Triton kernel)."""
+    """The transposes of the expression, each once, left to right (each is its own load in the Triton kernel)."""
     found: dict[Apply, None] = {}
     stack = [root]
     while stack:
@@ -153,7 +153,7 @@ def _transposes(root) -> list[Apply]:
         if isinstance(node, Apply) and node.op == "transpose":
             found[node] = None
         else:
-            stack.extend(getattr(node, "args", ()))
+            stack.extend(reversed(getattr(node, "args", ())))
     return list(found)
 
 
@@ -166,7 +166,7 @@ def _plain_uses(root) -> list[Tensor]:
         if isinstance(node, Tensor):
             found[node] = None
         elif not (isinstance(node, Apply) and node.op == "transpose"):
-            stack.extend(getattr(node, "args", ()))
+            stack.extend(reversed(getattr(node, "args", ())))
     return list(found)
 
 
