@@ -47,17 +47,22 @@ def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
         if t in plain and t in flipped and t.shape[-1] != t.shape[-2]:
             raise HarnessError(f"`{t.name}` is read both as it is and transposed; the harness does that only for "
                                "a square matrix")
-        if len(seen) > len(out_shape) or tuple(out_shape[len(out_shape) - len(seen):]) != tuple(seen):
+        per_row = _per_row(seen, out_shape) and t in plain and t not in flipped
+        if not per_row and (len(seen) > len(out_shape) or tuple(out_shape[len(out_shape) - len(seen):]) != seen):
             if math.prod(t.shape) != 1:
-                raise HarnessError(f"the harness broadcasts inputs only along leading dimensions ({t.name})")
+                raise HarnessError(f"the harness broadcasts inputs only along leading dimensions, or one value a "
+                                   f"row ({t.name})")
         shrunk = small_out[len(small_out) - len(seen):] if seen else ()
         if seen != t.shape:
             shrunk = (*shrunk[:-2], shrunk[-1], shrunk[-2])
+        if per_row:
+            shrunk = (*small_out[:-1], 1)
         shrunk = t.shape if math.prod(t.shape) == 1 else shrunk  # one element stays one: the kernel loads it once
-        index = _index_kind(t, out_shape)  # how the kernel finds its elements: see _index_kind
+        index = "per_row" if per_row else _index_kind(t, out_shape)  # how the kernel finds its elements
         full_shape, small_shape = codegen.shape(t.shape), codegen.shape(shrunk)
         inputs.append({"index": index, "name": names[t], "ptr": local.exact(f"{names[t]}_ptr"),
-                       "len": local.exact(f"{names[t]}_len") if index == "rows" and t in plain else None,
+                       "len": local.exact(f"{names[t]}_len") if index in ("rows", "per_row") and t in plain
+                       else None,
                        "dtype": codegen.torch_dtype(t.dtype), "shape": full_shape, "small_shape": small_shape,
                        "size": sized(full_shape, small_shape),
                        "low": codegen.literal(ranges[t][0]), "high": codegen.literal(ranges[t][1])})
@@ -77,7 +82,8 @@ def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
     constants = [f"{t['len']}: tl.constexpr" for t in inputs if t["len"]]
     constants += [f"{c}: tl.constexpr" for t in loads if t["index"] == "transposed" for c in (t["rows"], t["cols"])]
     values = [t["name"] for t in inputs]
-    lengths = [f"{t['len']}={t['name']}.numel()" for t in inputs if t["len"]]
+    lengths = [f"{t['len']}={t['name']}.numel()" if t["index"] == "rows" else f"{t['len']}=out.shape[-1]"
+               for t in inputs if t["len"]]
     # a transposed input of shape (..., columns, rows) is read as the output's (..., rows, columns)
     lengths += [f"{c}={t['source']}.shape[{axis}]" for t in loads if t["index"] == "transposed"
                 for c, axis in ((t["rows"], -1), (t["cols"], -2))]
@@ -119,6 +125,13 @@ def vector_launch(dtypes: set[str]) -> tuple[int, int]:
     warps = 4
     per_thread = max(8, 2 * VECTOR_BYTES // narrowest)
     return 32 * warps * per_thread, warps
+
+
+def _per_row(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> bool:
+    """Whether an input holds one value per row of the output (a row statistic kept as [..., rows, 1], as
+    `mean(-1, keepdim=True)` leaves it): the kernel reads element offs // the output's row length."""
+    return len(shape) == len(out_shape) >= 2 and shape[-1] == 1 and shape[:-1] == out_shape[:-1] and \
+        out_shape[-1] > 1 and math.prod(shape) > 1
 
 
 def _index_kind(t: Tensor, out_shape: tuple[int, ...]) -> str:
