@@ -51,4 +51,4 @@ def _check_replayed(scope: Scope, inner: Stream, count: int, stream: nodes.Strea
     if written.graph:
         raise invalid("graph-of-graph", f"`{name}` is a CUDA graph already; a graph of its replays is one graph of "
                       "all their kernels", written.span, f"write `{longer} as a CUDA graph`, or replay `{name}`: "
-                      f"`{stream.count.text} launches of {name}` without `as a CUDA graph`")
+                      f"`{count:,} launches of {name}` without `as a CUDA graph`")
