@@ -140,6 +140,24 @@ def wrapped(head: str, items: list[str], tail: str, indent: int) -> Code:
     return Code(head + body + "\n" + " " * indent + tail)
 
 
+def expression_lines(code: Code, indent: int, lead: int) -> Code:
+    """An emitted expression after `lead` columns of a line indented `indent`: as it is where it fits, else in
+    brackets with its words packed on lines one level in (Python reads a bracketed expression over lines, and an
+    emitted expression has no strings, so any space between its words may break a line)."""
+    if indent + lead + len(code) <= LINE_LENGTH:
+        return code
+    inner = indent + 4
+    lines, current = [], ""
+    for word in str(code).split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and inner + len(candidate) > LINE_LENGTH:
+            lines.append(current)
+            candidate = word
+        current = candidate
+    lines.append(current)
+    return Code("(\n" + "".join(" " * inner + line + "\n" for line in lines) + " " * indent + ")")
+
+
 def row(items: list[str], indent: int) -> Code:
     """A tuple literal and its comma: on one line if it fits, else one item a line (texts as long_text lays them
     out), as black lays out a long one."""

@@ -210,3 +210,13 @@ def test_a_harness_refuses_what_pytorch_cannot_run_as_modelled():
     reasons = [reason for _, reason in refused]
     assert "PyTorch does no arithmetic on fp8 tensors" in reasons[0]
     assert "only where it is as large as the output" in reasons[1]
+
+
+def test_a_long_expression_is_laid_out_over_lines_within_the_line_length():
+    chain = " * ".join(f"gelu(fp32(act) * {k})" for k in range(1, 12))
+    program = compile_text(SpecText("l.gpu", f"device H100-SXM\nact = bf16[64, 64]\nlong = bf16({chain}) eager\n"))
+    plans, refused = harness.plans(program)
+    source = harness.render("l.gpu", plans, refused)
+    assert max(len(line) for line in source.splitlines()) <= 120
+    compile(source, "l.py", "exec")
+    assert "    return (\n" in source and "    out = (\n" in source

@@ -106,7 +106,9 @@ def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
         "fused_def": codegen.wrapped(f"def {name}_fused(", [*values, "out"], "):", 0),
         "eager_def": codegen.wrapped(f"def {name}_eager(", values, "):", 0),
         "setup_return": codegen.wrapped("return [", values, f"], {sized(full_out, small_out_code)}", 4),
-        "torch_expr": torch_expr, "triton_expr": triton_expr,
+        # laid out within the line length after `return ` and `out = ` (templates/elementwise.py.jinja)
+        "torch_expr": codegen.expression_lines(torch_expr, 4, 7),
+        "triton_expr": codegen.expression_lines(triton_expr, 4, 6),
         # bf16 keeps 8 bits of mantissa; the interpreter and the GPU may round differently from float32
         "rtol": codegen.literal(0.02 if loose else 1e-4),
         "atol": codegen.literal(0.02 if loose else 1e-5),
