@@ -8,7 +8,7 @@ import math
 import re
 
 from gpuspec.domains import expanded_power
-from gpuspec.tensors import Apply, Node, Scalar, Tensor, is_constant
+from gpuspec.tensors import Apply, Node, Scalar, Tensor, cast_dtype, is_constant
 
 # A workload's name (at most _NAME_LENGTH, and a number) with its longest suffix (`_mean_of_squares_pass_kernel`)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}\Z")
@@ -140,6 +140,24 @@ def wrapped(head: str, items: list[str], tail: str, indent: int) -> Code:
     return Code(head + body + "\n" + " " * indent + tail)
 
 
+def expression_lines(code: Code, indent: int, lead: int) -> Code:
+    """An emitted expression after `lead` columns of a line indented `indent`: as it is where it fits, else in
+    brackets with its words packed on lines one level in (Python reads a bracketed expression over lines, and an
+    emitted expression has no strings, so any space between its words may break a line)."""
+    if indent + lead + len(code) <= LINE_LENGTH:
+        return code
+    inner = indent + 4
+    lines, current = [], ""
+    for word in str(code).split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and inner + len(candidate) > LINE_LENGTH:
+            lines.append(current)
+            candidate = word
+        current = candidate
+    lines.append(current)
+    return Code("(\n" + "".join(" " * inner + line + "\n" for line in lines) + " " * indent + ")")
+
+
 def row(items: list[str], indent: int) -> Code:
     """A tuple literal and its comma: on one line if it fits, else one item a line (texts as long_text lays them
     out), as black lays out a long one."""
@@ -197,13 +215,19 @@ _OPERATORS = {"add": ("+", 0), "sub": ("-", 0), "mul": ("*", 1), "div": ("/", 1)
 _SUM, _PRODUCT, _UNARY, _ATOM = range(4)
 
 
+# A cast in a Triton kernel, whose values are float32: to a narrower float and back, so that it rounds as the
+# cast does (a cast to fp32 or wider changes nothing there).
+_TRITON_ROUNDING = {"bf16": "tl.bfloat16", "fp16": "tl.float16"}
+
+
 def torch_expression(node: Node, names: dict[Tensor, Code]) -> Code:
     """The expression as PyTorch calls: one kernel per operation when run eagerly."""
     return Code(_emit(node, names, 0)[0])
 
 
 def triton_expression(node: Node, names: dict[Tensor, Code]) -> Code:
-    """The expression as Triton code over float32 values loaded from the inputs."""
+    """The expression as Triton code over float32 values loaded from the inputs. A transposed input is its own
+    load: `names` maps the transpose (the Apply node) to the variable it was loaded into."""
     return Code(_emit(node, names, 1)[0])
 
 
@@ -229,8 +253,21 @@ def _emit(node: Node, names: dict[Tensor, Code], which: int) -> tuple[str, int]:
         raise UnsafeValue(f"{node!r} is not an elementwise operation")
     if is_constant(node):  # `sqrt(2) * x`: torch.sqrt and tl.sqrt take tensors, not numbers
         return _number(constant_value(node))
+    if node.op == "transpose" and which == 1:  # loaded transposed (templates/elementwise.py.jinja)
+        return names[node], _ATOM
     emitted = [_emit(a, names, which) for a in node.args]
     args = [text for text, _ in emitted]
+    dtype = cast_dtype(node)
+    if dtype is not None:
+        if which == 0:
+            return f"{_operand(emitted[0], _ATOM)}.to({torch_dtype(dtype)})", _ATOM
+        if dtype not in _TRITON_ROUNDING:
+            return emitted[0]
+        return f"{_operand(emitted[0], _ATOM)}.to({_TRITON_ROUNDING[dtype]}).to(tl.float32)", _ATOM
+    if node.op == "copy":
+        return (f"torch.clone({args[0]})", _ATOM) if which == 0 else emitted[0]
+    if node.op == "transpose":
+        return f"torch.transpose({args[0]}, -2, -1).contiguous()", _ATOM
     if node.op in _OPERATORS:
         symbol, binds = _OPERATORS[node.op]
         return f"{_operand(emitted[0], binds)} {symbol} {_operand(emitted[1], binds + 1)}", binds

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from gpuspec.tensors import Apply, Node, Scalar, Tensor
+from gpuspec.tensors import MOVES, Apply, Node, Scalar, Tensor, cast_dtype
 
 Interval = tuple[float, float]
 
@@ -220,6 +220,8 @@ def _domain(node: Apply, args: list[Interval]) -> str | None:
 def _apply(node: Apply, args: list[Interval]) -> Interval:
     """The range of the operation's result over the ranges of its arguments (wider, never narrower)."""
     op = node.op
+    if op in MOVES or cast_dtype(node):  # the same values (a cast rounds them, within the headroom)
+        return args[0]
     if op in _MONOTONE:
         return _MONOTONE[op](args[0][0]), _MONOTONE[op](args[0][1])
     if op == "neg":

@@ -23,11 +23,12 @@ class NotAvailable(Exception):
 
 
 def rebind(workload, device):
-    """The same workload on another device (and the workload it repeats, for a stream)."""
+    """The same workload on another device (and the workload it repeats, for a stream, and so on down: the graph a
+    stream replays repeats a workload of its own)."""
     changes = {"device": device}
     kernel = getattr(workload, "kernel", None)
     if kernel is not None:
-        changes["kernel"] = attrs.evolve(kernel, device=device)
+        changes["kernel"] = rebind(kernel, device)
     return attrs.evolve(workload, **changes)
 
 

@@ -30,7 +30,16 @@ _RANK = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "
 # elementwise model's business (gpuspec/kinds/elementwise/rules.py).
 UNARY_FUNCTIONS = ("neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "erf", "square",
                    "sigmoid", "silu", "gelu")
-FUNCTIONS = {**dict.fromkeys(UNARY_FUNCTIONS, 1), "max": 2, "min": 2}  # name -> how many arguments
+# A dtype's name called as a function converts to it (`fp32(x)`, `bf16(y)`, as PyTorch's `.to(torch.float32)`):
+# floating dtypes only. The operation is `to_<dtype>`, and its result has that dtype whatever promotion would say.
+CAST_DTYPES = ("fp64", "fp32", "fp16", "bf16", "fp8")
+CASTS = {name: canonical for name, (_, canonical) in DTYPES.items() if canonical in CAST_DTYPES}
+# Operations that move a tensor without arithmetic: `copy(x)` writes x again, `transpose(x)` writes x with its
+# last two dimensions swapped (PyTorch's `.transpose(-2, -1).contiguous()`). Each takes a tensor, not an
+# expression: a copy of a computed value is the value.
+MOVES = ("copy", "transpose")
+FUNCTIONS = {**dict.fromkeys(UNARY_FUNCTIONS, 1), "max": 2, "min": 2, **dict.fromkeys(MOVES, 1),
+             **dict.fromkeys(CASTS, 1)}  # name -> how many arguments
 BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "max": "maximum", "min": "minimum"}
 
 
@@ -70,6 +79,26 @@ class Apply(ValueRecord):
 Node = Union[Tensor, Scalar, Apply]
 
 
+def cast_op(dtype: str) -> str:
+    """The operation that converts to `dtype` (a name CASTS knows)."""
+    return f"to_{CASTS[dtype]}"
+
+
+def cast_dtype(node: Node) -> str | None:
+    """The dtype a cast converts to, or None for anything else."""
+    if isinstance(node, Apply) and node.op.startswith("to_"):
+        return node.op[3:]
+    return None
+
+
+def computed_dtypes(node: Node) -> set[str]:
+    """Every dtype the expression's values take on the way: its inputs', its casts' and its result's."""
+    found = {d for d in (result_dtype(node),) if d}
+    for arg in getattr(node, "args", ()):
+        found |= computed_dtypes(arg)
+    return found
+
+
 def is_constant(node: Node) -> bool:
     return isinstance(node, Scalar) or (isinstance(node, Apply) and all(is_constant(a) for a in node.args))
 
@@ -80,6 +109,8 @@ def result_dtype(node: Node) -> str | None:
         return node.dtype
     if isinstance(node, Scalar):
         return None
+    if cast_dtype(node) is not None:
+        return cast_dtype(node)
     dtypes = [d for d in (result_dtype(a) for a in node.args) if d]
     if not dtypes:
         return None
@@ -95,6 +126,9 @@ def result_shape(node: Node) -> tuple[int, ...]:
         return node.shape
     if isinstance(node, Scalar):
         return ()
+    if node.op == "transpose":
+        inner = result_shape(node.args[0])
+        return (*inner[:-2], inner[-1], inner[-2])
     shape: tuple[int, ...] = ()
     for arg in node.args:
         shape = broadcast(shape, result_shape(arg))

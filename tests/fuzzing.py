@@ -69,6 +69,15 @@ MODELS = ("llama3-8b", "llama3-70b", "llama2-7b", "mistral-7b", "llama3.1-8b", "
 DTYPES = ("bf16", "fp16", "fp32")
 SIZES = (1, 3, 64, 100, 128, 1000, 1024, 4096, 8192)
 FUNCTIONS = ("exp", "log", "sqrt", "rsqrt", "relu", "gelu", "silu", "sigmoid", "tanh", "erf", "abs")
+# Casts of an expression whose dtype the strategy does not track: through fp64, which no grown tensor has, so that
+# none is a cast to the dtype it has already; now and then one refused where it is (an integer, tf32, a no-op)
+CASTS = ("fp32(fp64({0}))", "bf16(fp64({0}))", "fp16(fp64({0}))", "half(fp64({0}))", "float(fp64({0}))",
+         "bfloat16(fp64({0}))")
+BAD_CASTS = ("int8({0})", "tf32({0})", "fp32(fp32(fp64({0})))", "fp32(2)")
+# Launch counts and graph sizes: mostly valid, up to huge ones; now and then zero or past a float (refused)
+COUNTS = ("1", "2", "20", "1,000", "100,000", "3", "50", "10", "200", "1e6")
+HUGE_COUNTS = ("1e15", "1e300", "10000000000000000000000")  # computed, or an overflow named where it happens
+BAD_COUNTS = ("0", "1e400", "0.5")
 COMPARATORS = ("≈", "~", "=", "==", "<", "<=", "≤", ">", ">=", "≥")
 TIME_UNITS = ("µs", "us", "μs", "ms", "ns", "s")
 BYTE_UNITS = ("B", "KB", "MB", "GB", "KiB", "MiB", "GiB")
@@ -223,8 +232,21 @@ def elementwise_expressions(draw, tensor: str, depth: int = 0) -> str:
     """An expression over `tensor` (which it names at least once) and constants."""
     if depth >= 3 or not draw(integers(0, 2)):
         return tensor
-    form = pick(draw, ("binary", "binary", "function", "power", "constant", "minmax", "paren"))
+    form = pick(draw, ("binary", "binary", "function", "power", "constant", "minmax", "paren", "binary", "function",
+                       "cast", "move"))
+    if form == "move" and depth:  # inside an expression: a bare copy does no arithmetic, so it has no intensity.
+        # A copy takes a named tensor (of an expression: refused); a transpose needs a matrix, which the grown tensors
+        # often are not: the documents' cases try transposes (tests/documents/workloads.md)
+        return f"copy({tensor if draw(integers(0, 59)) else tensor + ' * 2'})"
+    if form == "cast" and not draw(integers(0, 29)):  # casts nested deep, each level checked
+        levels = pick(draw, (8, 60, 400))
+        text = tensor
+        for level in range(levels):
+            text = f"{('fp64', 'fp32')[level % 2]}({text} * 2)"  # an even count of levels: it ends in fp32
+        return text
     inner = draw(elementwise_expressions(tensor, depth + 1))
+    if form == "cast":
+        return pick(draw, CASTS if draw(integers(0, 59)) else BAD_CASTS).format(inner)
     if form == "binary":
         op = pick(draw, ("+", "-", "*", "/"))
         other = pick(draw, (tensor, str(draw(integers(1, 9))), "0.5"))
@@ -238,6 +260,13 @@ def elementwise_expressions(draw, tensor: str, depth: int = 0) -> str:
     if form == "paren":
         return f"({inner})"
     return f"{inner} * {draw(numbers())}"
+
+
+def _launch_count(draw) -> str:
+    """A count of launches: mostly an ordinary one, now and then huge (computed, or an overflow named where it
+    happens), rarely one refused (zero, past a float, a fraction)."""
+    roll = draw(integers(0, 59))
+    return pick(draw, BAD_COUNTS if roll == 0 else HUGE_COUNTS if roll <= 4 else COUNTS)
 
 
 def _claim_lines(draw, kind: str, name: str | None) -> list[str] | str:
@@ -334,6 +363,15 @@ def valid_specs(draw, required: tuple[str, ...] = ()) -> str:
                 base = tensor((pick(draw, (1024, 4096)),))
                 workload("elementwise", f"{base} * 2", True)
             graph = pick(draw, ("", " as a CUDA graph", " as a graph"))
+            if not draw(integers(0, 3)):  # replays of a graph of K launches, N times, a sync per launch or not
+                graph_name = names.new("g")
+                inner, outer = _launch_count(draw), _launch_count(draw)
+                lines.append(f"{graph_name} = {inner} launches of {pick(draw, elementwise)} as a CUDA graph")
+                lines.append(pick(draw, ("set sync = per_launch", "set sync = none", "", "set sync = per_launch",
+                                         "set sync = sometimes" if not draw(integers(0, 9)) else "")))
+                workload("stream", f"{outer} launches of {graph_name}"
+                                   f"{' as a CUDA graph' if not draw(integers(0, 59)) else ''}", named)
+                continue
             workload("stream", f"{draw(integers(1, 10000))} launches of {pick(draw, elementwise)}"
                                f"{graph}", named)
         elif kind == "decode":
@@ -357,7 +395,11 @@ def valid_specs(draw, required: tuple[str, ...] = ()) -> str:
             workload("training", f"train {pick(draw, MODELS)}, {', '.join(settings_)}", named)
         elif kind == "collective":
             op = pick(draw, ("all_reduce", "all_gather", "reduce_scatter", "broadcast_to_all"))
-            size = pick(draw, ("1 GB", "64 MB", "16 KiB"))
+            size = pick(draw, ("1 GB", "64 MB", "16 KiB", "tensor", "tensor", "1 GB", "64 MB", "16 KiB", "tensor",
+                               "expression" if not draw(integers(0, 9)) else "tensor"))
+            if size in ("tensor", "expression"):  # a named tensor (its bytes), or an expression over one (refused)
+                moved = pick(draw, [t[0] for t in tensors]) if tensors else tensor()
+                size = moved if size == "tensor" else f"{moved} * 2"
             gpus = pick(draw, (2, 4, 8))
             links = LINKS[current[0]]
             if not links:
@@ -382,7 +424,8 @@ def valid_specs(draw, required: tuple[str, ...] = ()) -> str:
             lines.append(pick(draw, (
                 f"set tolerance = {draw(integers(1, 50))}%", f"set tolerance = ± {draw(integers(1, 20))}%",
                 f"set threads_per_block = {draw(st.sampled_from((64, 128, 256, 512, 1024)))}",
-                "set mode = eager", "set mode = fused", "set sources = model", "set sample_window = 1 ms")))
+                "set mode = eager", "set mode = fused", "set sources = model", "set sample_window = 1 ms",
+                "set sync = per_launch", "set sync = none")))
         elif kind == "quote":
             lines.append(pick(draw, QUOTES))
         elif kind == "comment":
@@ -423,7 +466,7 @@ EXTREMES = ("0", "0.0", "1e300", "1e-300", "1e305", "1e308", "1.7976931348623157
             "2" + " * 2" * 2000, "(" * 200 + "1" + ")" * 200)
 KEYWORDS = ("device", "set", "is", "on", "with", "from", "fused", "eager", "launches", "of", "decode", "as",
             "a", "CUDA", "graph", "threads", "per", "block", "tiles", "across", "over", "model", "prefill",
-            "train", "observed",
+            "train", "observed", "fp32(", "bf16(", "transpose(", "copy(", "sync", "per_launch",
             "µs", "MB", "GB/s", "%", "×", "²", "≈", "±", "–", "..", "=", "<", "≥", ":", ",", "(", ")", "[", "]",
             "@", "^", "+", "-", "*", "/", ".", "\n", "\n    ", "memory-bound", "400+", "1e400", "9" * 60, "0",
             "/s", "tokens/s", "tok/s", "GHz", "k", "mistral-7b.kv_bytes_per_token", "llama3-8b.hidden", "³")

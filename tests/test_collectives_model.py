@@ -41,3 +41,18 @@ def test_collectives_in_a_spec():
     spec = H100 + "ar = all_reduce(1 GB) across 8 GPUs over nvlink:\n    ≈ 3.9 ms\n    busbw ≈ 450 GB/s\n"
     assert [v.status for v in verdicts(spec)] == ["pass", "pass"]
     assert only(H100 + "all_gather(2 GiB) across 4 GPUs is wire_share = 0.75").status == "pass"
+
+
+def test_a_collective_of_a_named_tensor_moves_the_tensors_bytes():
+    """all_gather(t) of a bf16 [4096, 4096] tensor is all_gather(33,554,432 B): 4096 × 4096 × 2 B, the gathered
+    result, as the sized form means it; a workload's result is a tensor too (c = a @ b: 64 × 48 × 2 B)."""
+    from gpuspec.api import compile_text
+    from gpuspec.text import SpecText
+
+    program = compile_text(SpecText("c.gpu", "device H100-SXM\nt = bf16[4096, 4096]\na = bf16[64, 32]\n"
+                                             "b = bf16[32, 48]\nc = a @ b\nall_gather(t) across 8 GPUs\n"
+                                             "all_reduce(c) across 2 GPUs\n"))
+    named, result = [w for _, _, w in program.workloads if w.kind == "collective"]
+    assert named.size == 4096 * 4096 * 2 == 33_554_432
+    assert model.estimate(named)["time"].number == pytest.approx(ring("all_gather", 33_554_432)["time"].number)
+    assert result.size == 64 * 48 * 2

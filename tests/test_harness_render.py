@@ -294,6 +294,13 @@ HOSTILE = "\n".join([
     "a_tensor_name_far_too_long_to_become_an_identifier_in_a_generated_program * 2 is \u2248 2 \u00b5s",
     "system * 3 is \u2248 2 \u00b5s  # \")); os.system('pwned'); ((\" " + TRIPLE_SINGLE,
     "1000 launches of w is \u2248 5 ms  # " + BACKSLASH + "\"; exec(\"pwned\")",
+    # names the transposing kernel and the stream of replays use themselves
+    "rows = fp32[16, 16]",
+    "cols = bf16[16, 16]",
+    "replay = transpose(rows) + fp16(transpose(cols) * 2) - rows fused is \u2248 2 \u00b5s",
+    "flat = 10 launches of replay as a CUDA graph",
+    "set sync = per_launch",
+    "20 launches of flat is \u2248 5 ms",
     "",
 ])
 
@@ -306,7 +313,7 @@ TEMPLATE_NAMES = {
     "random_input", "reason", "record", "reference", "report", "result", "results", "rows", "rtol", "run", "sample",
     "self", "shape", "shapes", "side", "size", "smi", "start", "statement", "step", "stream", "summary", "t", "text",
     "v", "values", "weights", "worst", "write_report", "__init__", "square", "silu", "gelu", "whole_power", "x",
-    "launch", "launched",
+    "launch", "launched", "launches", "flat", "replay", "replayed", "captured",
 }
 TEMPLATE_NAMES |= {"EVEN", "FUSED_ATTENTION", "attention_backend", "backend", "kernels", "mark", "marks", "names"}
 
@@ -344,6 +351,8 @@ def generated_names(found: list[dict]) -> set[str]:
             names.add(f"measure_{p['id']}")
             for t in p.get("inputs", ()):
                 names.update(str(t[field]) for field in ("name", "ptr", "len") if t[field])
+            for t in p.get("loads", ()):  # a transposed load: its variable, its offsets and their sizes
+                names.update(str(t[field]) for field in ("name", "rows", "cols", "offs") if t.get(field))
     return names
 
 
@@ -376,9 +385,14 @@ def hostile(tmp_path_factory):
 
 def test_a_hostile_spec_still_yields_plans_with_its_names_made_safe(hostile):
     _, program, found, refused, _ = hostile
-    assert len(program.workloads) == 4
-    assert len(found) == 4 and refused == []
+    assert len(program.workloads) == 7
+    assert len(found) == 7 and refused == []
     w = next(p for p in found if p["raw"]["statement"].startswith("w = "))
+    replay = next(p for p in found if p["raw"]["statement"].startswith("replay = "))
+    # the spec's `rows` and `cols` keep their names; the transposed loads' own sizes take the next ones
+    assert [str(t["name"]) for t in replay["inputs"]] == ["rows", "cols"]
+    assert [(str(t["name"]), str(t.get("rows")), str(t.get("cols"))) for t in replay["loads"]] == [
+        ("rows", "None", "None"), ("rows_transposed", "rows2", "cols2"), ("cols_transposed", "rows3", "cols3")]
     # a builtin gets a trailing underscore, a dunder loses its underscores (and `import` is a keyword)
     assert w["id"] == "w" and [str(t["name"]) for t in w["inputs"]] == ["eval_", "import_"]
     long = next(p for p in found if p["raw"]["statement"].startswith("a_tensor"))

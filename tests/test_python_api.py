@@ -25,7 +25,7 @@ def test_check_on_text_gives_each_verdict_with_its_value_interval_and_derivation
                                                                                "s")
     assert time.value == pytest.approx(20.03e-6, rel=1e-3) and time.interval == (time.value, time.value)
     assert time.shown_value == "20.0 µs" and time.tolerance == "± 10%"
-    assert time.derivation.splitlines()[0].startswith("time = max(t_mem, t_math, kernel_floor)")
+    assert time.derivation.splitlines()[0].startswith("time = max(t_mem, t_issue, kernel_floor)")
     assert "\n  t_mem = bytes_moved / hbm_bandwidth" in time.derivation  # an input under its use
     assert "\n    hbm_bandwidth = 3.35 TB/s" in time.derivation
     assert (time.file, time.line) == ("<text>", 2)

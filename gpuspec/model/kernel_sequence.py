@@ -1,9 +1,11 @@
 """Workloads that run as a list of kernels (elementwise, row-wise, attention): the Kernel record, and the rules
 that follow from the list alone.
 
-The ideal model: each kernel takes the largest of its t_mem, its t_math and the kernel floor; an eager list runs
-its kernels one after another, so their times add up. The bound is whichever of memory, compute and the floor is
-largest.
+The ideal model: each kernel takes the largest of its t_mem, its compute time and the kernel floor; an eager list
+runs its kernels one after another, so their times add up. The bound is whichever of memory, compute and the floor
+is largest. The compute time is t_math (FLOPs at the peak) unless the kind counts the instructions its kernels
+issue (elementwise work on the plain units: `t_issue`, where a lone add or multiply takes an issue slot that an
+FMA fills with two FLOPs, so it runs at half the FMA-counted peak); a kernel's instructions are then its own.
 
 Real hardware (a profile that has `kernel_gap`; the catalog has none, so the ideal model stays as it is): a kernel
 costs the GPU a fixed time on top of its work, not instead of it. Run back to back with others, each kernel takes
@@ -32,6 +34,26 @@ class Kernel(Record):
     bytes_read: int
     bytes_written: int
     flops: int
+    instructions: int | None = None  # issued per element and summed, where the kind counts them (elementwise)
+
+
+def compute_name(e: Estimate) -> str:
+    """The metric that is a workload's compute time: t_issue where its kind counts issue slots, else t_math."""
+    return "t_issue" if "t_issue" in e else "t_math"
+
+
+def _compute_seconds(e: Estimate, k: Kernel, peak: float) -> float:
+    if k.instructions is not None and "t_issue" in e:
+        return k.instructions / e["issue_rate"].number
+    return k.flops / peak
+
+
+def _compute_part(e: Estimate, i: int, k: Kernel) -> Value:
+    """Kernel i's compute time in a derivation: its FLOPs at the peak, or its instructions at the issue rate."""
+    if k.instructions is not None and "t_issue" in e:
+        issued = given(f"instructions of kernel {i}", k.instructions, units.COUNT)
+        return quotient(f"t_issue of kernel {i}", issued, e["issue_rate"])
+    return quotient(f"t_math of kernel {i}", given(f"FLOPs of kernel {i}", k.flops, units.FLOPS), e["peak_flop_rate"])
 
 
 def kernel_list(e: Estimate, build: Callable[[object], list[Kernel]]) -> list[Kernel]:
@@ -93,9 +115,10 @@ def kernel_times(e: Estimate, kernels: list[Kernel]) -> list[float]:
     if gap is not None:
         cached = l2_bandwidth(e, kernels)
         bandwidth = cached.number if cached is not None else bandwidth
-        return [gap.number + max((k.bytes_read + k.bytes_written) / bandwidth, k.flops / peak) for k in kernels]
+        return [gap.number + max((k.bytes_read + k.bytes_written) / bandwidth, _compute_seconds(e, k, peak))
+                for k in kernels]
     floor = e.fact("kernel_floor").number
-    return [max((k.bytes_read + k.bytes_written) / bandwidth, k.flops / peak, floor) for k in kernels]
+    return [max((k.bytes_read + k.bytes_written) / bandwidth, _compute_seconds(e, k, peak), floor) for k in kernels]
 
 
 def time(e: Estimate, kernels: list[Kernel]) -> Value:
@@ -104,14 +127,13 @@ def time(e: Estimate, kernels: list[Kernel]) -> Value:
     if gap is not None:
         return _real_time(e, kernels, gap)
     if len(kernels) == 1:
-        return largest("time", e["t_mem"], e["t_math"], e.fact("kernel_floor"))
-    bandwidth, peak, floor = e.fact("hbm_bandwidth"), e["peak_flop_rate"], e.fact("kernel_floor")
+        return largest("time", e["t_mem"], e[compute_name(e)], e.fact("kernel_floor"))
+    bandwidth, floor = e.fact("hbm_bandwidth"), e.fact("kernel_floor")
     parts = []
     for i, k in enumerate(kernels, 1):
         moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, units.BYTES)
-        work = given(f"FLOPs of kernel {i}", k.flops, units.FLOPS)
         parts.append(largest(f"time of kernel {i} ({k.label})", quotient(f"t_mem of kernel {i}", moved, bandwidth),
-                             quotient(f"t_math of kernel {i}", work, peak), floor))
+                             _compute_part(e, i, k), floor))
     return total("time", *parts, note="eager: kernels run one after another")
 
 
@@ -126,16 +148,14 @@ def _real_time(e: Estimate, kernels: list[Kernel], gap: Value) -> Value:
     if len(kernels) == 1:
         memory = e["t_mem"] if cached is None else quotient("t_l2", e["bytes_moved"], cached,
                                                             note="every byte fits in L2: a repeat finds it there")
-        return total("time", first, largest("work", memory, e["t_math"]),
+        return total("time", first, largest("work", memory, e[compute_name(e)]),
                      note=f"{timed}: a kernel costs the GPU a fixed time beyond its work")
-    bandwidth, peak = cached or e.fact("hbm_bandwidth"), e["peak_flop_rate"]
+    bandwidth = cached or e.fact("hbm_bandwidth")
     parts = []
     for i, k in enumerate(kernels, 1):
         moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, units.BYTES)
-        flops = given(f"FLOPs of kernel {i}", k.flops, units.FLOPS)
         memory = f"t_mem of kernel {i}" if cached is None else f"t_l2 of kernel {i}"
-        work = largest(f"work of kernel {i}", quotient(memory, moved, bandwidth),
-                       quotient(f"t_math of kernel {i}", flops, peak))
+        work = largest(f"work of kernel {i}", quotient(memory, moved, bandwidth), _compute_part(e, i, k))
         parts.append(total(f"time of kernel {i} ({k.label})", first if i == 1 else gap, work))
     return total("time", *parts, note=f"eager, {timed}: kernels run one after another, each a fixed time beyond its "
                                       "work")
@@ -156,6 +176,6 @@ def t_floor(e: Estimate) -> Value:
 
 
 def bound(e: Estimate) -> Value:
-    candidates = {"memory": e["t_mem"], "compute": e["t_math"], "overhead": e["t_floor"]}
+    candidates = {"memory": e["t_mem"], "compute": e[compute_name(e)], "overhead": e["t_floor"]}
     word = max(candidates, key=lambda k: candidates[k].number)
     return choice("bound", word, "the largest of {0}, {1} and {2}", tuple(candidates.values()))

@@ -9,7 +9,10 @@ kernels per layer, sample windows):
 - repeating a pattern, the second repeat either ends as it began (every later repeat is the second one shifted
   by the host's time per repeat) or never waits (the GPU is the slower side from then on);
 - sampled utilization counts the windows that lie wholly in an idle gap, and a progression of gaps is counted
-  with a floor sum.
+  with a floor sum;
+- with a sync per launch (the host waits for the GPU after each repeat's launches), every repeat plays out as
+  the first one does from an empty queue, one after another: the first repeat's timeline, shifted by its own
+  length for each later one.
 Times are exact fractions (floats converted without rounding), so the shifted repeats line up exactly.
 """
 from __future__ import annotations
@@ -61,14 +64,22 @@ def runs(pattern: Sequence[float]) -> list[Run]:
 
 
 def run(pattern: Sequence[float] | Sequence[Run], repeats: int, launch_cost: float, window: float,
-        graph_launch: float | None = None, node_cost: float = 0.0) -> Timeline:
+        graph_launch: float | None = None, node_cost: float = 0.0, synced: bool = False) -> Timeline:
     """The queue for `pattern` launched `repeats` times. The pattern lists the GPU seconds of each kernel, or
     runs of equal kernels as (seconds, count) pairs.
 
     Stream launches: launch i (from 1) is enqueued at i × launch_cost; kernel i starts when it is enqueued and
     kernel i − 1 has finished. As a graph (graph_launch given): one launch of graph_launch seconds, then the
-    GPU runs every node back to back, each taking node_cost more than the kernel alone.
+    GPU runs every node back to back, each taking node_cost more than the kernel alone. `synced`: after each
+    repeat's launches the host waits until the GPU has run them, so repeat r + 1 starts, from an empty queue, when
+    repeat r ends (a graph is one launch: it waits once, at the end, which changes nothing).
     """
+    if synced and graph_launch is None and repeats > 1:
+        one = run(pattern, 1, launch_cost, window)
+        shift = one._end
+        gaps = [gap.repeated(shift, repeats) for gap in one._gaps]
+        return Timeline(shift * repeats, Fraction(one.busy) * repeats, Fraction(one.host) * repeats, gaps,
+                        Fraction(window))
     if pattern and isinstance(pattern[0], tuple):
         pattern_runs = [(d, int(c)) for d, c in pattern if c > 0]  # type: ignore[misc]
     else:

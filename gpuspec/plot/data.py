@@ -430,6 +430,12 @@ def timeline(subjects: list[Subject]) -> Timeline:
 
 def _drawn_shape(subject: Subject) -> tuple[list[float], float, float]:
     """_shape of a stream whose lane can be drawn: Undrawable, naming it, if its queue overflows."""
+    w = subject.workload
+    if w.replays or (w.synced and not w.graph):  # the lane draws one queue of kernels, run ahead by the host
+        what = "replays a CUDA graph" if w.replays else "waits for the GPU after each launch"
+        raise Undrawable(f"{subject.path}:{subject.line}: `{subject.label}` {what}, and gpuspec draws only streams "
+                         "of kernels the host launches ahead of the GPU", "its time and shares are in `gpuspec "
+                         "explain`; draw the other streams by naming their lines (FILE:LINE)")
     try:
         e = model.estimate(subject.workload)
         e["time"], e["busy_share"]  # what the lane's title shows

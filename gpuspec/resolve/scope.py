@@ -82,6 +82,7 @@ class Scope:
         self.shared_memory_per_block: float | None = None
         self.sample_window: float | None = None
         self.launched_from = "pytorch"  # who launches a stream's kernels (`set launched_from = cpp`)
+        self.sync = "none"  # whether the host waits for the GPU after each launch (`set sync = per_launch`)
         self.timing = "alone"  # how figures about kernels were timed (`set timing = back_to_back`)
         self.nccl_algorithm = "auto"  # NCCL's algorithm for collectives (`set nccl_algorithm = ring`)
         self.nccl_launch = "eager"  # how collectives were called (`set nccl_launch = graph`)

@@ -1,5 +1,6 @@
 """`set ...`: the file's settings (tolerance, sources, mode, threads, per-block resources, sample window), each
-checked, in force for the statements after it; `launched_from` says who launches a stream's kernels, `timing` how
+checked, in force for the statements after it; `launched_from` says who launches a stream's kernels, `sync` whether
+the host waits for the GPU after each launch, `timing` how
 a figure about kernels was timed, `attention_implementation` which kernel runs a fused attention."""
 from __future__ import annotations
 
@@ -8,22 +9,24 @@ from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.attention import IMPLEMENTATIONS
 from gpuspec.kinds.collective import ALGORITHMS, LAUNCHES
 from gpuspec.kinds.kind import TIMINGS
-from gpuspec.kinds.stream import LAUNCHERS
+from gpuspec.kinds.stream import LAUNCHERS, SYNCS
 from gpuspec.program import SOURCES
 from gpuspec.resolve.checked import in_range, same_dimension, whole_number
 from gpuspec.resolve.quantities import tolerance, unit
 from gpuspec.resolve.scope import Scope, invalid
 
 _SETTING_HELP = {"launched_from": "pytorch: eager PyTorch ops (the default); cpp: a C++ loop of cudaLaunchKernel",
+                 "sync": "; ".join(f"{word}: {meaning}" for word, meaning in SYNCS.items()),
                  "nccl_algorithm": "auto: whichever NCCL picks (the default); ring; nvls: NVLink SHARP, in the switch",
                  "nccl_launch": "eager: each call launched as it comes (the default); graph: replayed from a CUDA graph",
                  "timing": "; ".join(f"{word}: {meaning}" for word, meaning in TIMINGS.items()),
                  "attention_implementation": "; ".join(f"{name}: {what}" for name, what in IMPLEMENTATIONS.items())}
 # The settings that take one word, and the words each takes.
-_WORDS = {"launched_from": tuple(LAUNCHERS), "nccl_algorithm": ALGORITHMS, "nccl_launch": LAUNCHES,
-          "timing": tuple(TIMINGS), "attention_implementation": tuple(IMPLEMENTATIONS)}
+_WORDS = {"launched_from": tuple(LAUNCHERS), "sync": tuple(SYNCS), "nccl_algorithm": ALGORITHMS,
+          "nccl_launch": LAUNCHES, "timing": tuple(TIMINGS), "attention_implementation": tuple(IMPLEMENTATIONS)}
 SETTINGS = ("tolerance", "threads_per_block", "sources", "mode", "registers_per_thread", "shared_memory_per_block",
-            "sample_window", "launched_from", "nccl_algorithm", "nccl_launch", "timing", "attention_implementation")
+            "sample_window", "launched_from", "sync", "nccl_algorithm", "nccl_launch", "timing",
+            "attention_implementation")
 
 
 def setting(written: nodes.Setting, scope: Scope) -> None:

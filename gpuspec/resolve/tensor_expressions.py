@@ -8,7 +8,22 @@ from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.resolve.checked import constant, expr_text, free_names, in_range, with_article
 from gpuspec.resolve.scope import Scope, TensorName, ValueName, WorkloadName, bind, invalid, unknown_name
-from gpuspec.tensors import BINARY_OPS, DTYPES, FUNCTIONS, Apply, Node, Scalar, Tensor, result_shape
+from gpuspec.tensors import (
+    BINARY_OPS,
+    CAST_DTYPES,
+    CASTS,
+    DTYPES,
+    FUNCTIONS,
+    MOVES,
+    Apply,
+    Node,
+    Scalar,
+    Tensor,
+    cast_op,
+    is_constant,
+    result_dtype,
+    result_shape,
+)
 
 
 def tensor(name: str, tensor_type: nodes.TensorType) -> Tensor:
@@ -66,6 +81,11 @@ def tensor_expression(scope: Scope, expr: nodes.Expr, local: dict[str, Tensor]) 
     elif isinstance(expr, nodes.Neg):
         node = Apply("neg", (tensor_expression(scope, expr.operand, local),), expr_text(expr))
     elif isinstance(expr, nodes.Call):
+        if expr.function in DTYPES and expr.function not in CASTS:
+            raise invalid("bad-cast", f"`{expr.function}(...)` is not a cast gpuspec models: an expression casts to "
+                          f"a floating dtype ({', '.join(CAST_DTYPES)})", expr.span,
+                          "tf32 is how a matmul computes fp32, not a dtype a tensor holds" if expr.function == "tf32"
+                          else "write the integer tensor as an input of its own")
         if expr.function not in FUNCTIONS:
             raise invalid("unknown-function", f"unknown elementwise function `{expr.function}`", expr.span,
                           did_you_mean(expr.function, sorted(FUNCTIONS)))
@@ -73,8 +93,8 @@ def tensor_expression(scope: Scope, expr: nodes.Expr, local: dict[str, Tensor]) 
         if len(expr.args) != arity:
             raise invalid("wrong-arguments", f"`{expr.function}` takes {arity} argument{'s' * (arity > 1)}, "
                           f"not {len(expr.args)}", expr.span)
-        op = BINARY_OPS.get(expr.function, expr.function)
-        node = Apply(op, tuple(tensor_expression(scope, a, local) for a in expr.args), expr_text(expr))
+        args = tuple(tensor_expression(scope, a, local) for a in expr.args)
+        node = Apply(_operation(expr, args), args, expr_text(expr))
     else:
         raise invalid("not-elementwise", "device fields and metrics cannot appear in a tensor expression",
                       expr.span)
@@ -83,6 +103,29 @@ def tensor_expression(scope: Scope, expr: nodes.Expr, local: dict[str, Tensor]) 
     except ValueError as error:
         raise invalid("shape-mismatch", str(error), expr.span) from None
     return node
+
+
+def _operation(call: nodes.Call, args: tuple[Node, ...]) -> str:
+    """The operation a call names, its argument checked where a cast or a move needs a tensor."""
+    if call.function in CASTS:
+        if is_constant(args[0]):
+            raise invalid("bad-cast", f"`{expr_text(call)}` casts a constant, which has no dtype of its own",
+                          call.args[0].span, "cast the tensor expression the constant is part of")
+        if result_dtype(args[0]) == CASTS[call.function]:
+            raise invalid("bad-cast", f"`{expr_text(call)}` does nothing: its argument is {CASTS[call.function]} "
+                          "already (PyTorch's `.to` returns the tensor itself and launches no kernel)", call.span,
+                          "leave the cast out, or cast to another dtype")
+        return cast_op(call.function)
+    if call.function in MOVES:
+        if not isinstance(args[0], Tensor):
+            raise invalid("move-operand", f"`{call.function}` takes a named tensor (or a workload's result), not "
+                          "an expression", call.args[0].span,
+                          f"name the expression first: y = ..., then {call.function}(y)")
+        if call.function == "transpose" and len(args[0].shape) < 2:
+            raise invalid("move-operand", f"`transpose` swaps the last two dimensions; `{args[0].name}` has "
+                          f"{len(args[0].shape)}", call.args[0].span, "a matrix or a batch of them")
+        return call.function
+    return BINARY_OPS.get(call.function, call.function)
 
 
 def _not_a_workload(expr: nodes.BinOp | nodes.Call) -> None:

@@ -1,12 +1,15 @@
-"""`all_reduce(1 GB) across 8 GPUs over nvlink`: a buffer's size, the GPUs and the link they share."""
+"""`all_reduce(1 GB) across 8 GPUs over nvlink`: a buffer's size, the GPUs and the link they share. The buffer may
+be a named tensor (`all_gather(t)`, or a workload's result): its size is the tensor's bytes, meaning what the size
+means in the sized form."""
 from __future__ import annotations
 
-from gpuspec import nodes, units
+from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.collective import Collective
 from gpuspec.resolve.checked import constant, dimension_of, same_dimension, whole_number
 from gpuspec.resolve.quantities import quantity
-from gpuspec.resolve.scope import Scope, invalid, require_device
+from gpuspec.resolve.scope import Scope, TensorName, WorkloadName, invalid, require_device
+from gpuspec.resolve.tensor_expressions import mentions_tensor
 from gpuspec.tensors import Tensor
 
 
@@ -20,7 +23,8 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         raise invalid("collective-options", "a collective takes `across N GPUs over nvlink` (or pcie)",
                       written.span)
     if len(call.args) != 1:
-        raise invalid("wrong-arguments", f"`{call.function}` takes one argument: the buffer's size", call.span)
+        raise invalid("wrong-arguments", f"`{call.function}` takes one argument: the buffer's size or a named "
+                      "tensor", call.span)
     count, noun, link = written.across
     gpus = whole_number(count, units.Unit("", 1.0, units.COUNT), count.span, "the number of GPUs")
     if gpus < 2:
@@ -38,10 +42,38 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         raise invalid("missing-fact", f"device {device.name} has no `{link}_bandwidth`" + (f": {why}" if why else ""),
                       written.span, f"write `over {other}`" if why and device.fact(f"{other}_bandwidth")
                       else f"set it: `device {device.name} with {link}_bandwidth = ...`")
-    size = quantity(scope, call.args[0])
-    same_dimension(dimension_of(size), units.BYTES, "the buffer", call.args[0].span)
-    value = constant(size, call.args[0].span)
+    tensor = _named_tensor(scope, local, call.args[0])
+    if tensor is not None:
+        value = float(tensor.elements * tensor.itemsize)
+    else:
+        size = quantity(scope, call.args[0])
+        same_dimension(dimension_of(size), units.BYTES, "the buffer", call.args[0].span)
+        value = constant(size, call.args[0].span)
     if value <= 0:
         raise invalid("bad-size", "the buffer must be larger than zero", call.args[0].span)
     return Collective(call.function, value, gpus, link, device, text=statement, algorithm=scope.nccl_algorithm,
                       launch=scope.nccl_launch)
+
+
+def _named_tensor(scope: Scope, local: dict[str, Tensor], arg) -> Tensor | None:
+    """The tensor a collective's argument names (a tensor, or what a workload computes), or None for a size."""
+    if not isinstance(arg, nodes.Name):
+        if mentions_tensor(scope, arg):
+            raise invalid("collective-operand", "a collective moves a named tensor or a size, not an expression "
+                          "over tensors", arg.span, "name the tensor the expression computes (y = ...), then "
+                          "move y")
+        return None
+    if arg.id in local:
+        return local[arg.id]
+    bound = scope.names.get(arg.id)
+    if isinstance(bound, TensorName):
+        return bound.tensor
+    if isinstance(bound, WorkloadName):
+        result = getattr(bound.workload, "result", None)
+        if result is None:
+            raise invalid("not-a-tensor", f"`{arg.id}` is {kinds.of(bound.workload).article}, which computes no "
+                          "tensor for a collective to move", arg.span,
+                          "a collective moves a tensor (`all_gather(t)` after `t = bf16[4096, 4096]`) or a size "
+                          "(`all_gather(32 MB)`)")
+        return result(arg.id)
+    return None

@@ -3,9 +3,18 @@
 Rules:
 - Each kernel reads each of its tensor inputs once and writes its output once (one thread per element).
 - Eager runs one kernel per operation, so every intermediate makes a round trip through HBM; fused runs one.
-- Elementwise math runs on the plain (non-tensor) units at the fp32 rate (fp64 for fp64 tensors):
+- Elementwise math runs on the plain (non-tensor) units at the fp32 rate (fp64 where any value is fp64):
   PyTorch and Triton compute half types in fp32 for elementwise work.
-- A kernel's time is the largest of t_mem, t_math and the device's kernel floor; eager adds its kernels up.
+- FLOPs: one per element per operation, an FMA two, as the roofline counts them: t_math = flops / the peak.
+- Issue slots: the peak counts an FMA (two FLOPs) per lane per clock, so a lone add or multiply, one FLOP in one
+  instruction, runs at half of it. `issue_rate` = peak / 2 instructions per second; each FLOP is one
+  instruction, except that a fused kernel contracts a multiply feeding an add or subtract into one FMA (Triton
+  and nvcc do: mul + add, one instruction); eager kernels do one operation each, so nothing contracts. Casts,
+  copies and transposes move data and issue no math. t_issue = instructions / issue_rate.
+- A kernel's time is the largest of t_mem, t_issue and the device's kernel floor (t_issue ≥ t_math always);
+  eager adds its kernels up.
+- A cast is an operation like any other (a kernel in eager mode: it reads its argument and writes the new
+  dtype); a copy writes its tensor again, a transpose writes it with the last two dimensions swapped.
 """
 from __future__ import annotations
 
@@ -20,9 +29,21 @@ from gpuspec.model.values import (
     ceil_quotient,
     given,
     product,
+    quotient,
     renamed,
 )
-from gpuspec.tensors import DTYPES, Apply, Node, Tensor, is_constant, result_dtype, result_shape
+from gpuspec.tensors import (
+    DTYPES,
+    MOVES,
+    Apply,
+    Node,
+    Tensor,
+    cast_dtype,
+    computed_dtypes,
+    is_constant,
+    result_dtype,
+    result_shape,
+)
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 
@@ -46,12 +67,26 @@ def _size(node: Node) -> int:
 
 def _flops(node: Node) -> int:
     """FLOPs of one operation node (not its arguments)."""
-    if not isinstance(node, Apply) or is_constant(node):
-        return 0
+    if not isinstance(node, Apply) or is_constant(node) or node.op in MOVES or cast_dtype(node):
+        return 0  # a copy, a transpose or a cast moves data: no arithmetic
     elements = math.prod(result_shape(node))
     if node.op in UNARY_FLOPS:
         return elements * UNARY_FLOPS[node.op]
     return elements  # add, sub, mul, div, pow, maximum, minimum: one FLOP each
+
+
+def _contracted(node: Node) -> int:
+    """Elements of node's result whose multiply and add issue as one FMA: an add or subtract with a multiply
+    among its arguments (of a multiply on each side, one contracts; the other issues alone)."""
+    if not isinstance(node, Apply) or node.op not in ("add", "sub") or is_constant(node):
+        return 0
+    mul = next((a for a in node.args if isinstance(a, Apply) and a.op == "mul" and not is_constant(a)), None)
+    return 0 if mul is None else min(math.prod(result_shape(node)), math.prod(result_shape(mul)))
+
+
+def _instructions(operations: list[Apply], fused: bool) -> int:
+    """Instructions issued per element, summed: one per FLOP, less one per contracted FMA in a fused kernel."""
+    return sum(_flops(op) - (_contracted(op) if fused else 0) for op in operations)
 
 
 def _operations(node: Node) -> list[Apply]:
@@ -80,12 +115,13 @@ def kernels(workload) -> list[Kernel]:
     """The kernels the workload launches, in order."""
     root = workload.expr
     if isinstance(root, Tensor):  # a plain copy of a tensor
-        return [Kernel(root.name, _size(root), _size(root), 0)]
+        return [Kernel(root.name, _size(root), _size(root), 0, 0)]
     operations = _operations(root)
     if workload.mode == "fused":
         return [Kernel(workload.text or "fused", sum(_reads(root, True).values()), _size(root),
-                       sum(_flops(op) for op in operations))]
-    return [Kernel(op.text or op.op, sum(_reads(op, False).values()), _size(op), _flops(op)) for op in operations]
+                       sum(_flops(op) for op in operations), _instructions(operations, True))]
+    return [Kernel(op.text or op.op, sum(_reads(op, False).values()), _size(op), _flops(op),
+                   _instructions([op], False)) for op in operations]
 
 
 def _kernels(e: Estimate) -> list[Kernel]:
@@ -119,9 +155,25 @@ def flops(e: Estimate) -> Value:
 
 
 def peak_flop_rate(e: Estimate) -> Value:
-    # Elementwise work runs on the plain units; half types are computed in fp32.
-    uses_fp64 = result_dtype(e.workload.expr) == "fp64"
+    # Elementwise work runs on the plain units; half types are computed in fp32, and fp64 values in fp64.
+    uses_fp64 = "fp64" in computed_dtypes(e.workload.expr)
     return renamed("peak_flop_rate", e.fact("fp64" if uses_fp64 else "fp32"))
+
+
+def instructions(e: Estimate) -> Value:
+    note = "one per FLOP; a multiply feeding an add is one FMA" if e.workload.mode == "fused" else \
+        "one per FLOP: eager kernels do one operation each, so no multiply and add fuse into an FMA"
+    return given("instructions", sum(k.instructions or 0 for k in _kernels(e)), COUNT, note=note)
+
+
+def issue_rate(e: Estimate) -> Value:
+    return Value("issue_rate", e["peak_flop_rate"].number / 2, units.TOKEN_RATE, "{0} / 2", (e["peak_flop_rate"],),
+                 note="one instruction per lane per clock: the peak counts an FMA as two FLOPs, a lone add or "
+                      "multiply is one")
+
+
+def t_issue(e: Estimate) -> Value:
+    return quotient("t_issue", e["instructions"], e["issue_rate"])
 
 
 def blocks(e: Estimate) -> Value:
@@ -149,7 +201,8 @@ def round_trips(e: Estimate) -> Value:
 
 RULES = {
     "elements": elements, "bytes_read": bytes_read, "bytes_written": bytes_written, "flops": flops,
-    "peak_flop_rate": peak_flop_rate, "t_floor": kernel_sequence.t_floor, "time": time,
+    "peak_flop_rate": peak_flop_rate, "instructions": instructions, "issue_rate": issue_rate, "t_issue": t_issue,
+    "t_floor": kernel_sequence.t_floor, "time": time,
     "bound": kernel_sequence.bound, "blocks": blocks, "threads": threads,
     "kernels": kernel_count, "launches": launches, "round_trips": round_trips,
     **roofline.RULES,

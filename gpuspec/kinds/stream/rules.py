@@ -6,6 +6,13 @@ Rules:
   `graph_launch_cost`, and each kernel in it `graph_node_cost` more GPU time.
 - The GPU runs each repeat's kernels back to back (their kind's rules with `timing = back_to_back`): on a profile
   with `kernel_gap`, each takes that gap beyond its work; a lone call's latency is not paid again per repeat.
+- Replays (`N launches of G`, G a stream `as a CUDA graph` of K kernels): each launch costs the host one
+  `graph_launch_cost` and, once it is enqueued and the replay before it has ended, the GPU runs G's K nodes back
+  to back (G's busy time): the queue of one "kernel" per launch, as long as a replay.
+- A sync per launch (`set sync = per_launch`): the host waits for the GPU after each launch (of all the repeated
+  workload's kernels, or of one graph replay), so the next launch starts from an empty queue: the time is the
+  launches times the time of one launch played out alone (host launch, then the GPU), nothing overlapped across
+  launches.
 - The bound is overhead when the host takes longer to launch than the GPU takes to run (the GPU waits on
   the host); otherwise it is the kernel's own bound.
 - `utilization` is what a sampling monitor such as nvidia-smi reports: the share of sample windows in which
@@ -45,6 +52,11 @@ def _timeline(e: Estimate) -> launches.Timeline:
     cached = getattr(e, "_timeline", None)
     if cached is None:
         w = e.workload
+        if w.replays:  # a replay is one launch, and the GPU runs the graph's nodes back to back
+            cached = launches.run([_inner(e)["busy_time"].number], w.count, e["launch_cost"].number,
+                                  w.sample_window, synced=w.synced)
+            e._timeline = cached  # type: ignore[attr-defined]
+            return cached
         pattern = repeat_kernel_times(_inner(e))
         if w.graph:
             cached = launches.run(pattern, w.count, 0.0, w.sample_window, e.fact("graph_launch_cost").number,
@@ -52,7 +64,7 @@ def _timeline(e: Estimate) -> launches.Timeline:
         else:
             gap = _stream_gap(e)
             pattern = [t + gap.number for t in pattern] if gap is not None else pattern
-            cached = launches.run(pattern, w.count, e["launch_cost"].number, w.sample_window)
+            cached = launches.run(pattern, w.count, e["launch_cost"].number, w.sample_window, synced=w.synced)
         e._timeline = cached  # type: ignore[attr-defined]
     return cached
 
@@ -68,18 +80,23 @@ def kernels(e: Estimate) -> Value:
 def launches_(e: Estimate) -> Value:
     if e.workload.graph:
         return given("launches", 1, COUNT, note="one CUDA graph launch for the whole stream")
+    if e.workload.replays:
+        return Value("launches", e.workload.count, COUNT, "{0}", (e["repeats"],), note="one graph launch per replay")
     return renamed("launches", e["kernels"])
 
 
 def _stream_gap(e: Estimate) -> Value | None:
     """What a kernel launched from the stream costs the GPU beyond a graph node's, on a profile that has it (the
     ideal model has none)."""
-    if e.workload.graph or e.device.fact("stream_launch_gap") is None or e.device.fact("kernel_gap") is None:
+    if e.workload.graph or e.workload.replays or e.device.fact("stream_launch_gap") is None or \
+            e.device.fact("kernel_gap") is None:
         return None
     return e.fact("stream_launch_gap")
 
 
 def kernel_time(e: Estimate) -> Value:
+    if e.workload.replays:
+        return renamed("kernel_time", _inner(e)["kernel_time"])
     gap = _stream_gap(e)
     name = "kernel_time" if gap is None else "the repeated kernel's time"
     own = renamed(name, _inner(e)["time"]) if _inner(e)["kernels"].number == 1 else \
@@ -88,7 +105,7 @@ def kernel_time(e: Estimate) -> Value:
 
 
 def launch_cost(e: Estimate) -> Value:
-    if e.workload.graph:
+    if e.workload.graph or e.workload.replays:
         return e.fact("graph_launch_cost")
     return e.fact(LAUNCHERS[e.workload.launched_from])
 
@@ -100,6 +117,8 @@ def host_time(e: Estimate) -> Value:
 
 
 def busy_time(e: Estimate) -> Value:
+    if e.workload.replays:
+        return product("busy_time", e["repeats"], renamed("busy time of a replay", _inner(e)["busy_time"]))
     if e.workload.graph:
         node_cost = e.fact("graph_node_cost")
         return Value("busy_time", e["kernels"].number * (e["kernel_time"].number + node_cost.number), TIME,
@@ -109,15 +128,28 @@ def busy_time(e: Estimate) -> Value:
 
 def time(e: Estimate) -> Value:
     timeline = _timeline(e)
+    synced = e.workload.synced and not e.workload.graph
+    if e.workload.replays:
+        replay = renamed("busy time of a replay", _inner(e)["busy_time"])
+        rule = "the queue: {0} launches at {1} each, the GPU {2} per replay"
+        return Value("time", timeline.total, TIME, rule, (e["launches"], e["launch_cost"], replay),
+                     note="each launch waits for the GPU, then the GPU for the next launch: nothing overlaps"
+                          if synced else "host and GPU overlap; each replay starts once launched and once the "
+                                         "previous one ends")
     if e.workload.graph:  # each node costs graph_node_cost beyond its kernel
         rule = "the queue: {0} launches at {1} each, GPU {2} + {3} per kernel"
         inputs = (e["launches"], e["launch_cost"], e["kernel_time"], e.fact("graph_node_cost"))
     else:
         rule = "the queue: {0} launches at {1} each, GPU {2} per kernel"
         inputs = (e["launches"], e["launch_cost"], e["kernel_time"])
-    return Value("time", timeline.total, TIME, rule, inputs,
-                 note="one graph launch, then every node back to back" if e.workload.graph else
-                 "host and GPU overlap; each kernel starts once launched and once the previous one ends")
+    if synced:
+        note = ("a sync per launch: the host waits for the GPU after each launch of the workload, so each plays "
+                "out alone and the times add up; host and GPU overlap only within a launch")
+    elif e.workload.graph:
+        note = "one graph launch, then every node back to back"
+    else:
+        note = "host and GPU overlap; each kernel starts once launched and once the previous one ends"
+    return Value("time", timeline.total, TIME, rule, inputs, note=note)
 
 
 def idle_time(e: Estimate) -> Value:
