@@ -100,6 +100,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
                                  "profiles)"),
     "decode_kernel_cost_int8": (TIME, "the same for int8 weight-only quantized kernels (in profiles)"),
     "decode_kernel_cost_fp8": (TIME, "the same for fp8 weight-only quantized kernels (in profiles)"),
+    "decode_kernel_cost_int4": (TIME, "the same for int4 weight-only quantized kernels (in profiles)"),
 }
 _TEXT_FIELDS = ("title", "vendor", "architecture", "compute_capability", "memory_type")
 # What a published figure that is not the catalog's says about it (`[[devices.X.figures]]`): it is the kind of slip

@@ -112,8 +112,9 @@ ALSO = {"sm_90": "H100-SXM"}
 # over NVLink costs baseLat 6.6 µs + hwLat 0.6 µs per step, 2(n − 1) = 14 steps across 8 GPUs.
 NCCL_RING_LL_LATENCY = 6.6e-6 + 14 * 0.6e-6
 EXP_PER_CLOCK_PER_SM = 16  # CUDA C++ Programming Guide, throughput of exp2f (MUFU) per SM and clock
-DECODE_COSTS = {"bf16": "decode_kernel_cost", "int8": "decode_kernel_cost_int8", "fp8": "decode_kernel_cost_fp8"}
-QUANTIZED = ("int8", "fp8")
+DECODE_COSTS = {"bf16": "decode_kernel_cost", "int8": "decode_kernel_cost_int8", "fp8": "decode_kernel_cost_fp8",
+                "int4": "decode_kernel_cost_int4"}
+QUANTIZED = ("int8", "fp8", "int4")
 ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "triton")  # implementations with published forward times
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "rowwise")
 TENSOR_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")
@@ -186,8 +187,12 @@ def _check_decode_step(number: int, entry: dict) -> None:
     if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 10**7:
         raise ProfileError(f"{where}: `context` must be a whole number of tokens from 0 to 10,000,000")
     for key in ("weights", "kv"):
-        if key in entry and entry[key] not in DTYPES:
-            raise ProfileError(f"{where}: `{key}` must be a dtype (one of {', '.join(DTYPES)})")
+        if key in entry and entry[key] not in DTYPES and not (key == "weights" and entry[key] == "int4"):
+            raise ProfileError(f"{where}: `{key}` must be a dtype (one of {', '.join(DTYPES)}; int4 for weights)")
+    group = entry.get("group_size")
+    if group is not None and (entry.get("weights") != "int4" or isinstance(group, bool) or not isinstance(group, int)
+                              or not 1 <= group <= 10**6):
+        raise ProfileError(f"{where}: `group_size` is a whole number from 1 to 1,000,000 for int4 weights")
     per_layer = entry.get("kernels_per_layer", 8)
     if isinstance(per_layer, bool) or not isinstance(per_layer, int) or not 1 <= per_layer <= 1000:
         raise ProfileError(f"{where}: `kernels_per_layer` must be a whole number from 1 to 1,000")
@@ -770,7 +775,8 @@ def _decode_step(m: Measurement, device: str, base: dict) -> tuple[float, int]:
     facts = {name: value for name, (value, _) in base.items()}
     calibrated = Profile(catalog_device.title, facts, {}, "the profile so far").apply(catalog_device)
     step = DecodeStep(llm, calibrated, 1, int(m.get("context")), "compiled", bool(m.get("graph", True)), per_layer,
-                      weights, m.get("kv", weights), 1 / 6)
+                      weights, m.get("kv", "bf16" if weights == "int4" else weights), 1 / 6,
+                      weight_group=int(m.get("group_size", 128)) if weights == "int4" else None)
     layer = layer_kernels(per_layer)
     return model.estimate(step)["step_time"].number, int(llm.fact("layers").value) * (layer.weights + layer.attention)
 

@@ -435,6 +435,7 @@ FACTS = {
     "decode_kernel_cost": _TIME,
     "decode_kernel_cost_int8": _TIME,
     "decode_kernel_cost_fp8": _TIME,
+    "decode_kernel_cost_int4": _TIME,
     "cpp_launch_cost": _TIME,
     "kernel_gap": _TIME,
     "lone_kernel_latency": _TIME,

@@ -174,3 +174,42 @@ def test_host_ops_and_the_attention_settings_appear_in_the_setting():
     # the ideal model has no model_op_cost: host_ops changes nothing there
     bare = _spec_step("w = decode llama3.1-8b, batch 1, context 96, attention math, kv_repeat 4 eager")
     assert e["step_time"].number == bare["step_time"].number
+
+
+def test_int4_weights_are_half_a_byte_and_their_groups_scales():
+    # Llama 3 8B in int4 groups of 64: 0.5 B + 4 B / 64 = 0.5625 B a weight, 8,030,261,248 x 0.5625 = 4.52 GB, read
+    # at 3.35 TB/s in 1.348 ms on an H100; the default group of 128 is 0.53125 B; the cache stays bf16
+    spec = ("device H100-SXM\nstep = decode llama3-8b, batch 1, context 4096, weights int4, group_size 64:\n"
+            "    bytes_per_weight = 0.5625 B\n    weight_bytes ≈ 4.517 GB ± 0.1%\n    t_weights ≈ 1.348 ms ± 0.1%\n"
+            "    kv_bytes_per_token = 128 KiB\n    peak_flop_rate = 989.4 TFLOP/s\n"
+            "decode llama3-8b, batch 1, weights int4 is bytes_per_weight = 0.53125 B\n")
+    report = run(spec)
+    assert not report.diagnostics, [d.message for d in report.diagnostics]
+    assert [v.status for v in report.verdicts] == ["pass"] * 6
+    derivation = report.verdicts[0].actual.derivation()
+    assert "0.500 B + 0.0625 B" in derivation and "int4 weight-only" in derivation
+
+
+@pytest.mark.parametrize("settings, code, words", [
+    ("weights bf16, group_size 64", "group-size-int4", "`group_size` is the number of int4 weights"),
+    ("weights int4, group_size 0", "expected-whole-number", "group_size must be a whole number of at least 1"),
+    ("weights int4, group_size 1e400", "bad-number", "this number is too large"),
+    ("weights int4, kv int4", "unknown-dtype", "`int4` is not a dtype"),
+])
+def test_int4_settings_that_say_nothing_true_are_located_errors(settings, code, words):
+    report = run(f"device H100-SXM\ndecode llama3-8b, batch 1, {settings} is bytes_per_weight = 1 B\n")
+    (error,) = report.diagnostics
+    assert error.span.line == 2 and words in error.message + (error.help or "")
+    assert not code or error.code == code
+
+
+def test_an_int4_step_is_modelled_and_its_harness_refused_in_words():
+    from gpuspec import harness
+    from gpuspec.api import compile_text
+    from gpuspec.text import SpecText
+
+    text = "device H100-SXM\ns = decode llama3-8b, batch 1, weights int4 compiled is memory-bound\n"
+    assert [v.status for v in run(text).verdicts] == ["pass"]
+    found, refused = harness.plans(compile_text(SpecText("a.gpu", text)))
+    assert found == [] and len(refused) == 1
+    assert "int4 weights need a scaled matmul it does not run" in refused[0][1]

@@ -45,6 +45,9 @@ class DecodeStep(ValueRecord):
     host_ops: int | None = None  # eager: the ops the model code dispatches per step (views and all), where stated
     attention: str = "fused"  # or "math": PyTorch's math SDPA (fp32 copies of K and V, the scores materialized)
     kv_repeat: int = 1  # the model code copies each K and V head this many times before attention, every step
+    # int4 weights: how many share one 16-bit scale and one 16-bit zero point (torchao's int4 weight-only layout;
+    # AWQ and GPTQ keep theirs per group too); None for every other dtype
+    weight_group: int | None = None
     observed: Observation | None = observed_field()
     text: str = field(eq=False, default="")
 
@@ -57,9 +60,10 @@ class DecodeStep(ValueRecord):
         ops = f", {self.host_ops:,} host ops a step" if self.host_ops is not None else ""
         ops += f", {self.attention} attention" if self.attention != "fused" else ""
         ops += f", K and V heads copied {self.kv_repeat} times" if self.kv_repeat > 1 else ""
+        groups = f" in groups of {self.weight_group}" if self.weight_group else ""
         return (f"{self.device.name}, {self.model.name}, {self.phase}, batch {self.batch}, context {self.context}, "
                 f"{self.mode}{table}, "
-                f"{self.kernels_per_layer} kernels per layer{ops}, {self.weight_dtype} weights{graph}")
+                f"{self.kernels_per_layer} kernels per layer{ops}, {self.weight_dtype} weights{groups}{graph}")
 
 
 # `fused` means compiled: torch.compile is what fuses a decode step's elementwise work into its matmuls.

@@ -10,7 +10,10 @@ from gpuspec.resolve.scope import Scope, invalid, require_device
 from gpuspec.tensors import Tensor
 
 SETTINGS = ("batch", "context", "kernels_per_layer", "weights", "kv", "tp", "prompt", "embedding", "host_ops",
-            "attention", "kv_repeat")
+            "attention", "kv_repeat", "group_size")
+# int4 weights (weight-only, four bits each) keep a 16-bit scale and zero point per group; 128 weights a group is
+# the default of torchao's int4_weight_only, AWQ and GPTQ
+INT4_GROUP = 128
 EMBEDDING = ("gathered", "read")  # `embedding read`: the step reads the whole input embedding table
 
 
@@ -27,7 +30,9 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         if setting.name not in SETTINGS:
             raise invalid("unknown-setting", f"decode steps have no setting `{setting.name}`", setting.span,
                           did_you_mean(setting.name, SETTINGS) or f"settings: {', '.join(SETTINGS)}")
-        if setting.name in ("weights", "kv"):
+        if setting.name == "weights" and setting.word == "int4":  # weight-only: no int4 tensors or cache exist
+            values["weights"] = "int4"
+        elif setting.name in ("weights", "kv"):
             values[setting.name] = options.dtype_setting(setting)
         elif setting.name == "embedding":
             if setting.word not in EMBEDDING:
@@ -70,9 +75,15 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
                       "`nvlink_bandwidth`" + (f": {why}" if why else ""), decode.span,
                       f"set it: `device {device.name} with nvlink_bandwidth = ...`")
     weights = str(values["weights"])
+    if "group_size" in values and weights != "int4":
+        raise invalid("group-size-int4", "`group_size` is the number of int4 weights that share a scale; these "
+                      f"weights are {weights}", decode.span, "write `weights int4, group_size 64`, or leave "
+                      "`group_size` out")
+    group = int(values.get("group_size", INT4_GROUP)) if weights == "int4" else None  # type: ignore[arg-type]
     return DecodeStep(model, device, int(values["batch"]), int(values["context"]), mode,  # type: ignore[arg-type]
-                      written.graph, per_layer, weights, str(values.get("kv", weights)),
+                      written.graph, per_layer, weights,
+                      str(values.get("kv", "bf16" if weights == "int4" else weights)),  # no int4 cache: 16-bit
                       options.sample_window(scope, device), int(values.get("tp", 1)), decode.phase,
                       str(values.get("embedding", "gathered")),
                       int(values["host_ops"]) if "host_ops" in values else None,  # type: ignore[arg-type]
-                      str(values.get("attention", "fused")), repeat, text=statement)
+                      str(values.get("attention", "fused")), repeat, group, text=statement)

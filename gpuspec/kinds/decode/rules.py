@@ -104,7 +104,17 @@ def launch_time(e: Estimate) -> Value:
     return product("launch_time", e["launches"], e["launch_cost"])
 
 
+INT4_BYTES = 0.5  # two 4-bit weights to a byte
+GROUP_BYTES = 4  # a 16-bit scale and a 16-bit zero point per group of int4 weights
+
+
 def bytes_per_weight(e: Estimate) -> Value:
+    group = e.workload.weight_group
+    if e.workload.weight_dtype == "int4" and group:
+        packed = given("int4", INT4_BYTES, units.BYTES, note="two 4-bit weights to a byte")
+        scales = quotient("per weight of its group's scale and zero point", given("2 x 16 bits", GROUP_BYTES,
+                          units.BYTES), given("group_size", group, COUNT))
+        return total("bytes_per_weight", packed, scales, note="int4 weight-only, as torchao, AWQ and GPTQ keep it")
     return given("bytes_per_weight", DTYPES[e.workload.weight_dtype][0], units.BYTES, note=e.workload.weight_dtype)
 
 
@@ -112,7 +122,7 @@ def weight_bytes(e: Estimate) -> Value:
     return product("weight_bytes", _m(e, "params"), e["bytes_per_weight"])
 
 
-QUANTIZED = ("int8", "fp8")  # weight dtypes whose decode kernels dequantize as they read, with costs of their own
+QUANTIZED = ("int8", "fp8", "int4")  # weight dtypes whose decode kernels dequantize as they read, with costs of their own
 
 
 def _kernel_cost_fact(e: Estimate) -> str | None:
@@ -332,6 +342,7 @@ def _gemm_times(e: Estimate) -> list[float]:
     from gpuspec.tensors import Tensor
 
     dtype, tokens = e.workload.weight_dtype, int(e["tokens"].number)
+    dtype = "bf16" if dtype == "int4" else dtype  # weight-only int4: dequantized to bf16 for the tensor cores
 
     def gemm(k: int, n: int) -> float:
         work = Matmul(Tensor("a", dtype, (tokens, k)), Tensor("b", dtype, (k, n)), default_tile(tokens, n), e.device,
