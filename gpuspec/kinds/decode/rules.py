@@ -49,9 +49,9 @@ from __future__ import annotations
 import math
 
 from gpuspec import units
+from gpuspec.kinds.decode import WEIGHT_MATMULS
 from gpuspec.model import launches, llm
 from gpuspec.model.estimate import Estimate, NoValue
-from gpuspec.kinds.decode import WEIGHT_MATMULS
 from gpuspec.model.values import NotFinite, Value, choice, given, product, quotient, renamed, total
 from gpuspec.record import Record, record
 from gpuspec.tensors import DTYPES
@@ -122,7 +122,8 @@ def weight_bytes(e: Estimate) -> Value:
     return product("weight_bytes", _m(e, "params"), e["bytes_per_weight"])
 
 
-QUANTIZED = ("int8", "fp8", "int4")  # weight dtypes whose decode kernels dequantize as they read, with costs of their own
+# weight dtypes whose decode kernels dequantize as they read, with costs of their own
+QUANTIZED = ("int8", "fp8", "int4")
 
 
 def _kernel_cost_fact(e: Estimate) -> str | None:
