@@ -50,18 +50,20 @@ class Profile(Record):
         """The catalog device this profile was measured on, if the GPU's name says which."""
         return device_for_gpu(self.gpu)
 
-    def note(self, fact: str) -> str:
-        """What a fact's value says of where it came from: its profile, and how it was derived there."""
+    def how(self, fact: str) -> str | None:
+        """How a fact was derived, where the profile says (text only)."""
         derived = self.derivations.get(fact) if isinstance(self.derivations, dict) else None
         how = derived.get("how") if isinstance(derived, dict) else None
-        return f"{self.origin(fact)}: {how}" if isinstance(how, str) and how else f"measured: {self.origin(fact)}"
+        return how if isinstance(how, str) and how else None
 
     def apply(self, device: Device) -> Device:
-        """`device` with its ceilings replaced by the measured ones."""
+        """`device` with its ceilings replaced by the measured ones, each citing the profile it came from (as a
+        catalog fact cites its source) with how it was derived there."""
         facts = {}
         for name, value in self.facts.items():
             dimension = devices.FIELDS[name][0]
-            facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=self.note(name))
+            facts[name] = Fact(name, value, value, dimension, f"{value:g}", reference=self.origin(name),
+                               note=self.how(name))
         return device.with_facts(f"{device.name} (calibrated)", facts)
 
 

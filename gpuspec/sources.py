@@ -103,14 +103,14 @@ class Calibrated:
 
 
 def facts_used(value: Value, profile: Profile) -> set[str]:
-    """The profile's facts a value's derivation rests on (its leaves that carry the profile's note)."""
+    """The profile's facts a value's derivation rests on (its leaves that cite the profile)."""
     found, waiting, seen = set(), [value], set()
     while waiting:
         item = waiting.pop()
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if not item.inputs and item.name in profile.facts and item.note == profile.note(item.name):
+        if not item.inputs and item.name in profile.facts and item.reference == profile.origin(item.name):
             found.add(item.name)
         waiting.extend(item.inputs)
     return found
