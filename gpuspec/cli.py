@@ -621,8 +621,12 @@ def _calibrate(args) -> int:
     except RuntimeError as error:
         print(shown_line(f"gpuspec calibrate: {error}"), file=sys.stderr)
         return EXIT_FAILED
+    width = max(map(len, profile.facts), default=0)
     for name, value in profile.facts.items():
-        print(f"{name:18} {value:.4g}")
+        print(f"{name:{width}} {value:.4g}")
+    if profile.unmeasured:  # each with its reason in the file; the published profile gives them
+        print(f"not measured ({len(profile.unmeasured)}; the device's published profile gives them, the file says "
+              f"why): {', '.join(profile.unmeasured)}")
     # the GPU's name is what the driver or a profile said: shown, never acted on
     print(shown_line(f"profile of {profile.gpu or 'this machine'} written to {args.out}"))
     return EXIT_OK

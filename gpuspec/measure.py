@@ -304,8 +304,9 @@ def commit_of(path: str) -> str:
 
 
 def calibrate(out: str, options: Options) -> "object":
-    """Run the calibration program and save its report as a profile. RuntimeError with the reason if it fails."""
-    from gpuspec import profiles
+    """Run the calibration program and save its report as a profile, with the facts gpuspec fits to its sweeps
+    (gpuspec.calibration). RuntimeError with the reason if it fails."""
+    from gpuspec import calibration, profiles
 
     source = calibration_source(launches=1000)
     try:
@@ -335,7 +336,7 @@ def calibrate(out: str, options: Options) -> "object":
             last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise RuntimeError(f"calibration failed: {last}")
         try:
-            return profiles.save(out, profiles.read_report(output))
+            return profiles.save(out, calibration.complete(profiles.read_report(output)))
         except profiles.ProfileError as error:
             raise RuntimeError(f"calibration wrote a report gpuspec cannot use: {error}") from None
         except WriteError as error:  # a full disk: the profile as it was, no partial file beside it

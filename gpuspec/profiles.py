@@ -1,5 +1,6 @@
-"""Profiles: a device's ceilings as measured (copy bandwidth, launch costs, matmul rate), saved as JSON and applied
-to the model as the `calibrated` source."""
+"""Profiles: a device's facts as measured (bandwidths, launch and kernel costs, matmul rates, ...), each with how it
+was derived and which facts were not measured and why, saved as JSON and applied to the model as the `calibrated`
+source."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,23 +30,40 @@ class Profile(Record):
     gpu: str
     facts: dict[str, float]
     provenance: dict
-    path: str = ""  # the file it was read from or written to
+    path: str = ""  # the file it was read from or written to (a published profile: its name)
     # how each fact was derived, where the profile says (a published one does; text only, never run)
     derivations: dict = field(factory=dict, eq=False)
+    # the facts its calibration did not measure, each with why (text only)
+    unmeasured: dict = field(factory=dict, eq=False)
+    # fact -> the name of the profile it came from, where profiles were merged (gpuspec.sources); else this one's
+    origins: dict = field(factory=dict, eq=False)
+    name: str = ""  # how a report names it ("your profile h100.json"); the path where empty
+
+    def title(self) -> str:
+        return self.name or self.path or "your profile"
+
+    def origin(self, fact: str) -> str:
+        """The name of the profile a fact came from."""
+        return self.origins.get(fact) or self.title()
 
     def device_name(self) -> str | None:
         """The catalog device this profile was measured on, if the GPU's name says which."""
         return device_for_gpu(self.gpu)
 
+    def how(self, fact: str) -> str | None:
+        """How a fact was derived, where the profile says (text only)."""
+        derived = self.derivations.get(fact) if isinstance(self.derivations, dict) else None
+        how = derived.get("how") if isinstance(derived, dict) else None
+        return how if isinstance(how, str) and how else None
+
     def apply(self, device: Device) -> Device:
-        """`device` with its ceilings replaced by the measured ones."""
+        """`device` with its ceilings replaced by the measured ones, each citing the profile it came from (as a
+        catalog fact cites its source) with how it was derived there."""
         facts = {}
         for name, value in self.facts.items():
             dimension = devices.FIELDS[name][0]
-            derived = self.derivations.get(name) if isinstance(self.derivations, dict) else None
-            how = derived.get("how") if isinstance(derived, dict) else None
-            note = f"{self.path}: {how}" if isinstance(how, str) and how else f"measured: {self.path or 'profile'}"
-            facts[name] = Fact(name, value, value, dimension, f"{value:g}", note=note)
+            facts[name] = Fact(name, value, value, dimension, f"{value:g}", reference=self.origin(name),
+                               note=self.how(name))
         return device.with_facts(f"{device.name} (calibrated)", facts)
 
 
@@ -67,8 +85,9 @@ def _profile(data: dict, path: str) -> Profile:
     provenance = dict(data.get("provenance") or {})
     gpu = data.get("gpu") or provenance.get("gpu") or ""
     facts = {name: float(value) for name, value in data["facts"].items()}
-    # a published profile written out says how each fact was derived (text only)
-    return Profile(gpu, facts, provenance, path, data.get("derivations") or {})
+    # a calibration (and a published profile written out) says how each fact was derived (text only)
+    return Profile(gpu, facts, provenance, path, data.get("derivations") or {}, dict(data.get("unmeasured") or {}),
+                   name=f"your profile {path}")
 
 
 def read_report(path: str | Path) -> dict:
@@ -86,8 +105,10 @@ def save(path: str | Path, report: dict) -> Profile:
     facts = {k: v for k, v in measured.items() if k in FACTS} if isinstance(measured, dict) else measured
     provenance = report.get("provenance") or {}
     gpu = provenance.get("gpu") if isinstance(provenance, dict) else None
-    data = {"version": VERSION, "gpu": gpu, "provenance": provenance, "facts": facts,
-            "samples": report.get("samples", {}), "ladder": report.get("ladder", {})}
+    data = {"version": VERSION, "gpu": gpu, "provenance": provenance, "facts": facts}
+    # what the calibration says besides its facts, kept as it wrote it (checked below, as reading checks it)
+    data.update({key: report[key] for key in ("derivations", "unmeasured", "observations", "sweeps", "samples",
+                                              "ladder") if key in report})
     try:
         schema.PROFILE.check(data, "")
     except schema.Invalid as problem:

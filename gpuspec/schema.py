@@ -441,23 +441,71 @@ FACTS = {
     "lone_kernel_latency": _TIME,
     "stream_launch_gap": _TIME,
     "l2_bandwidth": Real(1.0, 1e16, "bytes per second"),
-    "l2_usable": Real(1.0, 1e13, "bytes"),
+    "l2_usable": Real(1.0, 1e10, "bytes"),  # the largest L2 of any GPU is a few hundred MB
     "model_op_cost": _TIME,
     "exp_rate": Real(1.0, 1e19, "exponentials per second"),
-    **{f"attention_share_{name}": Real(1e-3, 1e3, "a share of the tiled attention rate")
+    # a share is near 1 (published fits: 0.6 to 1.3); an overhead a few key blocks (0.3 to 3)
+    **{f"attention_share_{name}": Real(1e-2, 10.0, "a share of the tiled attention rate")
        for name in ("flash2", "flash3", "cudnn", "triton")},
-    **{f"attention_tile_overhead_{name}": Real(0.0, 1e6, "key blocks")
+    **{f"attention_tile_overhead_{name}": Real(0.0, 1e3, "key blocks")
        for name in ("flash2", "flash3", "cudnn", "triton")},
 }
-PROFILE_FACTS = Record(FACTS, "an object of measured ceilings", optional=tuple(FACTS),
-                       others=Refused(f"a measured ceiling gpuspec knows (those are {', '.join(FACTS)})"))
+_KNOWN_FACT = Refused(f"a measured ceiling gpuspec knows (those are {', '.join(FACTS)})")
+PROFILE_FACTS = Record(FACTS, "an object of measured ceilings", optional=tuple(FACTS), others=_KNOWN_FACT)
+# The facts a calibration did not measure, each with why (they come from the device's published profile).
+UNMEASURED = Record({name: Text(1_000, what="a reason") for name in FACTS},
+                    "an object of the facts not measured, each with the reason", optional=tuple(FACTS),
+                    others=_KNOWN_FACT)
 
-# A calibration profile, as gpuspec.profiles.save writes it. samples and ladder are kept for people to read.
+
+class Flag(Field):
+    words = "true or false"
+
+    def check(self, value, where):
+        if not isinstance(value, bool):
+            raise self.wrong(value, where)
+        return value
+
+
+_SIZE = Whole(1, 1 << 24, "elements")
+_POINT_SECONDS = Real(1e-12, DAY, "seconds")
+# The sweeps gpuspec fits facts to (gpuspec.calibration): a bf16 GEMM's time by shape, PyTorch's flash attention's
+# by shape, the L2 read ladder's bandwidth by working set.
+GEMM_POINT = Record({"m": _SIZE, "n": _SIZE, "k": _SIZE, "batch": _SIZE, "dtype": OneOf("bf16"),
+                     "seconds": _POINT_SECONDS}, "a GEMM sweep point (m, n, k, batch, dtype, seconds)")
+ATTENTION_POINT = Record({"implementation": OneOf("flash2"), "batch": _SIZE, "heads": _SIZE, "seq_q": _SIZE,
+                          "seq_kv": _SIZE, "head_dim": Whole(1, 1_024, "elements"), "causal": Flag(),
+                          "dtype": OneOf("bf16"), "seconds": _POINT_SECONDS},
+                         "an attention sweep point (implementation, batch, heads, seq_q, seq_kv, head_dim, causal, "
+                         "dtype, seconds)")
+L2_POINT = Record({"working_set": Whole(1, 10**13, "bytes"), "passes": Whole(1, 10**9, "passes"),
+                   "bandwidth": FACTS["l2_bandwidth"]}, "an L2 ladder point (working_set, passes, bandwidth)")
+SWEEPS = Record({"gemm": Items(GEMM_POINT, "GEMM sweep points"), "attention": Items(ATTENTION_POINT, "attention "
+                 "sweep points"), "l2_read": Items(L2_POINT, "L2 ladder points")},
+                "an object of sweeps (gemm, attention, l2_read)", optional=("gemm", "attention", "l2_read"))
+# Figures a calibration measured that no rule takes yet, kept with how: the SM clock under GEMM load.
+OBSERVATIONS = Record({"sustained_clock": Record({"value": Real(1e6, 1e10, "hertz"), "shown": Text(100),
+                                                  "how": Text(2_000)},
+                                                 "an observation (value, shown, how)", optional=("shown", "how"))},
+                      "an object of observations", optional=("sustained_clock",))
+
+
+def _measured_or_not(profile: dict, where: str) -> None:
+    """A fact is measured or not measured, never both."""
+    both = sorted(set(profile.get("facts") or {}) & set(profile.get("unmeasured") or {}))
+    if both:
+        raise Invalid(member(member(where, "unmeasured"), both[0]), "names a fact the profile also measures; a fact "
+                                                                   "is in facts or in unmeasured, not both")
+
+
+# A calibration profile, as gpuspec.profiles.save writes it. samples (and ladder, which older calibrations wrote)
+# are kept for people to read; derivations are text only, never run.
 PROFILE = Record({"version": Exactly(VERSION), "gpu": Text(200, nullable=True, what="a GPU's name"),
                   "provenance": PROVENANCE, "facts": PROFILE_FACTS, "samples": Free(), "ladder": Free(),
-                  "derivations": Free()},
+                  "derivations": Free(), "unmeasured": UNMEASURED, "observations": OBSERVATIONS, "sweeps": SWEEPS},
                  f"a gpuspec profile (an object with version {VERSION}, gpu, provenance and facts)",
-                 optional=("gpu", "provenance", "samples", "ladder", "derivations"))
+                 optional=("gpu", "provenance", "samples", "ladder", "derivations", "unmeasured", "observations",
+                           "sweeps"), rules=(_measured_or_not,))
 
 
 def read_checked(path, error: type[Exception], shape: Record, holds: tuple[str, type], what: str, named: str,

@@ -1,6 +1,7 @@
 """The calibrated and measured sources: what a claim's subject is worth beside the model's estimate.
 
-calibrated: the model with the device's ceilings replaced by a profile's measured ones.
+calibrated: the model with the device's ceilings replaced by a profile's measured ones: a user's profile (`merged`
+over the published profile of its device, which gives the facts it lacks), else the device's published profile.
 measured: the model's rules with the times a harness measured in place of the model's (the kind's measured leaves):
 the rates, shares and utilizations that follow from a measured time are computed by the model's own rules.
 """
@@ -32,26 +33,88 @@ def rebind(workload, device):
     return attrs.evolve(workload, **changes)
 
 
+# Facts measured together, each meaningless beside another profile's: a user's profile with one of them takes none of
+# the others from the published profile (a graph node's cost beyond the kernel gap it was measured with, the usable
+# L2 found at one bandwidth, the share and overhead of one fit, the ring bandwidth beside the link's).
+TOGETHER = (
+    ("kernel_gap", "kernel_floor", "graph_node_cost", "stream_launch_gap"),
+    ("l2_bandwidth", "l2_usable"),
+    ("nvlink_bandwidth", "nvlink_bandwidth_ring"),
+    *((f"attention_share_{name}", f"attention_tile_overhead_{name}") for name in ("flash2", "flash3", "cudnn",
+                                                                               "triton")),
+)
+
+
+def merged(own: Profile, published: Profile | None) -> Profile:
+    """A user's profile with the published profile of the same device beneath it: every fact the user's profile has
+    is its own; a fact it lacks is the published profile's (so that no real-hardware rule is switched off by giving
+    a profile), unless the user's profile measured another fact of its group (TOGETHER). Each fact keeps its
+    derivation and the name of the profile it came from."""
+    if published is None:
+        return own
+    facts, derivations = dict(own.facts), dict(own.derivations) if isinstance(own.derivations, dict) else {}
+    origins = {name: own.title() for name in own.facts}
+    for name, value in published.facts.items():
+        group = next((g for g in TOGETHER if name in g), (name,))
+        if name in own.facts or any(other in own.facts for other in group):
+            continue
+        facts[name], origins[name] = value, published.title()
+        derivations[name] = published.derivations.get(name, {})
+    return attrs.evolve(own, facts=facts, derivations=derivations, origins=origins)
+
+
 class Calibrated:
-    """Estimates of workloads on their device as a profile measured it."""
+    """Estimates of workloads on their device as a profile measured it: a user's profile, with the published profile
+    of the same device giving the facts it lacks (`merged`)."""
 
     def __init__(self, profile: Profile):
-        self.profile = profile
+        self.own = profile
         self.device_name = profile.device_name()
+        from gpuspec import published
+
+        beneath = published.bundled(self.device_name) if self.device_name else None
+        self.profile = merged(profile, beneath)
+        self.published = beneath
 
     def estimate(self, workload):
         if workload.device.hardware != self.device_name:
-            raise NotAvailable(f"the profile was measured on {self.profile.gpu or 'an unknown GPU'}, "
+            raise NotAvailable(f"the profile was measured on {self.own.gpu or 'an unknown GPU'}, "
                                f"not {workload.device.name}")
         return model.estimate(rebind(workload, self.profile.apply(workload.device)))
 
     def device(self, device):
         if device.hardware != self.device_name:
-            raise NotAvailable(f"the profile was measured on {self.profile.gpu or 'an unknown GPU'}, not {device.name}")
+            raise NotAvailable(f"the profile was measured on {self.own.gpu or 'an unknown GPU'}, not {device.name}")
         return self.profile.apply(device)
 
-    def label(self, device) -> str:
-        return f"profile {self.profile.path}" if self.profile.path else "your profile"
+    def label(self, device, value: Value | None = None) -> str:
+        """Which profile a calibrated value came from: the user's, and the published profile's facts it used (all of
+        them, without a value)."""
+        mine = self.own.title()
+        if value is None:
+            borrowed = sorted(set(self.profile.facts) - set(self.own.facts))
+        else:
+            borrowed = sorted(name for name in facts_used(value, self.profile)
+                              if self.profile.origin(name) != mine)
+        if not borrowed:
+            return mine
+        if value is None or len(borrowed) > 4:
+            return f"{mine}, {len(borrowed)} facts from the {self.published.title()}"
+        return f"{mine}; {', '.join(borrowed)} from the {self.published.title()}"
+
+
+def facts_used(value: Value, profile: Profile) -> set[str]:
+    """The profile's facts a value's derivation rests on (its leaves that cite the profile)."""
+    found, waiting, seen = set(), [value], set()
+    while waiting:
+        item = waiting.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if not item.inputs and item.name in profile.facts and item.reference == profile.origin(item.name):
+            found.add(item.name)
+        waiting.extend(item.inputs)
+    return found
 
 
 class Published:
@@ -64,8 +127,8 @@ class Published:
     def device(self, device):
         return self._profile(device).apply(device)
 
-    def label(self, device) -> str:
-        return self._profile(device).path
+    def label(self, device, value: Value | None = None) -> str:
+        return self._profile(device).title()
 
     @staticmethod
     def _profile(device):

@@ -156,7 +156,7 @@ def _other_source(claim: Claim, source: str, evidence: Evidence) -> Verdict:
         return Verdict(claim, source, status, None, str(reason))
     except model.ModelError as error:
         return Verdict(claim, source, "skip", None, str(error))
-    profile = _profile_of(provider, claim) if source == "calibrated" else None
+    profile = _profile_of(provider, claim, actual) if source == "calibrated" else None
     passed = holds(actual, claim)
     ideal = None
     if source == "calibrated" and not passed:
@@ -187,12 +187,13 @@ def _device_of(ref):
     return None
 
 
-def _profile_of(provider, claim: Claim) -> str | None:
+def _profile_of(provider, claim: Claim, value: Value) -> str | None:
+    """Which profile a calibrated value came from (the facts its derivation rests on say)."""
     from gpuspec.sources import NotAvailable
 
     device = _device_of(claim.subject)
     try:
-        return provider.label(device) if device is not None else None
+        return provider.label(device, value) if device is not None else None
     except NotAvailable:
         return None
 
@@ -209,7 +210,7 @@ def _realistic(claim: Claim, evidence: Evidence) -> tuple[Value | None, str | No
         actual = evaluate(claim.subject, provider.estimate, provider.device)
     except (NotAvailable, model.ModelError, ArithmeticError, RecursionError):
         return None, None
-    return actual, _profile_of(provider, claim)
+    return actual, _profile_of(provider, claim, actual)
 
 
 def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verdict], list[Diagnostic]]:

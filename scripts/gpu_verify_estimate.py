@@ -23,8 +23,17 @@ SETUP = {  # one workload: inputs made and filled, the float32 reference check, 
     "elementwise": 1.0, "stream": 2.0, "decode": 6.0, "matmul": 1.0, "rowwise": 0.5, "attention": 1.0}
 METRICS = {"elementwise": 1, "stream": 2, "decode": 2, "matmul": 1, "rowwise": 1, "attention": 1}  # timed on a GPU
 TRITON_COMPILE = 3.0  # one generated Triton kernel, compiled at its first launch
-CALIBRATE_FIGURES = 17  # copy, 6 launch figures, 2 matmuls, 6 ladder copies, 2 latency walks
-CALIBRATE_SETUP = 25.0  # 2 GiB copy buffers, 8192² matmul inputs and reference, the 256 MiB chain, the compiles
+# calibrate's figures at the whole budget: the copy, 6 launch figures (eager launches, a stream's kernels back to
+# back, two graphs, a graph replay, a lone kernel), the bf16 matmul by torch and by Triton, 2 latency walks
+CALIBRATE_FIGURES = 11
+# and the points of its sweeps and ladders, each sampled for SHORT_BUDGET at most (templates/calibrate.py.jinja):
+# fp16 and tf32 matmuls (2), the bf16 GEMM sweep (5 sizes), the L2 read ladder (9 working sets), the exp kernel,
+# flash attention (5 shapes)
+CALIBRATE_SHORT_FIGURES = 22
+SHORT_BUDGET = 0.25
+# 2 GiB copy buffers, 8192² matmul inputs and their fp32 reference, the fp16 and tf32 checks, the 256 MiB chain, the
+# L2 ladder's buffers and its kernel's and the exp kernel's compiles, flash attention's inputs and checks
+CALIBRATE_SETUP = 35.0
 PROBE_FIGURES = 17  # 5 hold, 10 flush (2 working sets × 5), 2 vector widths
 PROBE_SETUP = 15.0  # 256 MiB inputs, compiles, 1.5 s of clock readings
 FIXED = 12.0  # unpacking the wheels, gpuspec's own start-up per step, the table
@@ -38,8 +47,10 @@ def estimate(budget: float, probe_budget: float) -> list[tuple[str, float, str]]
 
     steps = [("probe", STARTUP + PROBE_SETUP + PROBE_FIGURES * (probe_budget + PER_METRIC),
               f"{STARTUP:g} + {PROBE_SETUP:g} + {PROBE_FIGURES} figures × ({probe_budget:g} + {PER_METRIC:g})"),
-             ("calibrate", STARTUP + CALIBRATE_SETUP + CALIBRATE_FIGURES * (budget + PER_METRIC),
-              f"{STARTUP:g} + {CALIBRATE_SETUP:g} + {CALIBRATE_FIGURES} figures × ({budget:g} + {PER_METRIC:g})")]
+             ("calibrate", STARTUP + CALIBRATE_SETUP + CALIBRATE_FIGURES * (budget + PER_METRIC)
+              + CALIBRATE_SHORT_FIGURES * (min(budget, SHORT_BUDGET) + PER_METRIC),
+              f"{STARTUP:g} + {CALIBRATE_SETUP:g} + {CALIBRATE_FIGURES} figures × ({budget:g} + {PER_METRIC:g}) + "
+              f"{CALIBRATE_SHORT_FIGURES} sweep points × ({min(budget, SHORT_BUDGET):g} + {PER_METRIC:g})")]
     for spec in sorted((ROOT / "specs").glob("*.gpu")):
         plans, _ = harness.plans(load_spec(spec).program)
         if not plans:

@@ -34,10 +34,10 @@ def load(path: str, cache: dict) -> dict:
 
 def ptx_counts(ptx: str) -> dict:
     """Global loads and stores of the kernel's PTX by width: "v4.b32", "v2.b64", ... for vectors (element type
-    last), "scalar" for one value; and volatile loads."""
+    last), "scalar" for one value; volatile loads, loads cached in L2 only (.cg), and ex2.approx instructions."""
     counts = {f"{op}.global.{kind}": 0 for op in ("ld", "st")
               for kind in ("v4.b32", "v2.b64", "v2.b32", "v4.b16", "scalar")}
-    counts["ld.volatile"] = 0
+    counts["ld.volatile"] = counts["ld.global.cg"] = 0
     for op, chain in re.findall(r"\b(ld|st)\.global((?:\.[a-z0-9]+)+)", ptx):
         parts = chain.strip(".").split(".")
         vector = next((p for p in parts if p in ("v2", "v4", "v8")), None)
@@ -45,6 +45,9 @@ def ptx_counts(ptx: str) -> dict:
         counts[key] = counts.get(key, 0) + 1
         if op == "ld" and "volatile" in parts:
             counts["ld.volatile"] += 1
+        if op == "ld" and "cg" in parts:  # cached in L2 only, past L1
+            counts["ld.global.cg"] += 1
+    counts["ex2.approx"] = len(re.findall(r"\bex2\.approx", ptx))  # the special-function units' exponential
     counts["ld.volatile"] += len(re.findall(r"\bld\.volatile\.global", ptx))
     return counts
 

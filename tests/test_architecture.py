@@ -79,6 +79,7 @@ schema
 results
 profiles
 published
+calibration
 sources
 measure
 mistakes

@@ -147,6 +147,13 @@ def compiled(tmp_path_factory):
          "signature": {**pointers("next_ptr", "out_ptr", kind="*i64"), "start": "i32"},
          "constexprs": {"STEPS": 131_071}, "divisible": ["next_ptr", "out_ptr"], "num_warps": 1,
          "targets": list(TARGETS), "plan": {"name": "chase"}},
+        {"program": str(calibration), "kernel": "l2_read_kernel",
+         "signature": {**pointers("x_ptr", "out_ptr", kind="*fp32"), "programs": "i32"},
+         "constexprs": {"CHUNK": 4096, "PASSES": 256, "BLOCK": 1024}, "divisible": ["x_ptr", "out_ptr"],
+         "num_warps": 4, "targets": list(TARGETS), "plan": {"name": "l2 read"}},
+        {"program": str(calibration), "kernel": "exp_kernel", "signature": pointers("x_ptr", "out_ptr", kind="*fp32"),
+         "constexprs": {"ROUNDS": 256, "BLOCK": 1024}, "divisible": ["x_ptr", "out_ptr"], "num_warps": 4,
+         "targets": list(TARGETS), "plan": {"name": "exp"}},
         {"program": str(calibration), "kernel": "hold_kernel", "signature": {"flag_ptr": "*i32", "spins": "i32"},
          "constexprs": {}, "divisible": ["flag_ptr"], "num_warps": 1, "targets": list(TARGETS),
          "plan": {"name": "hold"}},
@@ -234,8 +241,16 @@ def test_the_stream_hold_reads_its_flag_past_every_cache(compiled):
 
 
 def test_the_calibration_kernels_compile_with_compile_time_loop_bounds(compiled):
-    for name in ("matmul", "chase"):
+    for name in ("matmul", "chase", "l2 read", "exp"):
         assert set(by_name(compiled, name)) == set(TARGETS)
+
+
+def test_the_l2_ladder_reads_past_l1_and_the_exp_kernel_runs_on_the_special_function_units(compiled):
+    for target, result in by_name(compiled, "l2 read").items():
+        ptx = result["ptx"]  # every load of the working set is .cg (L2 only), in whole 16-byte vectors
+        assert ptx["ld.global.cg"] >= 1 and ptx["ld.global.cg"] == ptx["ld.global.v4.b32"], (target, ptx)
+    for target, result in by_name(compiled, "exp").items():
+        assert result["ptx"]["ex2.approx"] >= 1, (target, result["ptx"])
 
 
 def test_rowwise_kernels_compile_and_read_their_rows_in_16_byte_vectors(compiled):

@@ -73,6 +73,24 @@ def test_every_bundled_harness_passes_ruff_check(rendered):
     assert shown == [] and result.returncode == 0, "\n".join(shown[:40]) or result.stderr
 
 
+def test_the_calibration_program_passes_ruff_check_and_uses_every_name_it_defines(tmp_path):
+    from gpuspec import measure
+
+    source = measure.calibration_source(1000)
+    path = tmp_path / "calibrate.py"
+    path.write_text(source, encoding="utf-8")
+    result = subprocess.run([*ruff(), "check", "--isolated", *RUFF_RULES, "--output-format", "json", str(path)],
+                            capture_output=True, text=True)
+    problems = [f"{p['location']['row']}: {p['code']} {p['message']}" for p in json.loads(result.stdout or "[]")]
+    assert problems == [] and result.returncode == 0, "\n".join(problems) or result.stderr
+    tree = ast.parse(source)
+    defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    defined |= {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Name)}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assert defined - used == set()
+
+
 def test_ruff_would_see_what_these_rules_forbid(tmp_path):
     # the check has teeth: an unused import, an undefined name and a long line are each reported
     bad = tmp_path / "bad.py"

@@ -519,7 +519,41 @@ def test_a_byte_order_mark_is_read_past(folder, valid, tmp_path):
 
 def test_the_valid_profile_loads_with_its_facts(folder, profile):
     path = write(folder / "valid-profile.json", profile)
-    assert profiles.read_profile(path).facts == profile["facts"] and profile["samples"] and profile["ladder"]
+    loaded = profiles.read_profile(path)
+    assert loaded.facts == profile["facts"] and profile["samples"] and profile["sweeps"]
+    assert loaded.unmeasured == profile["unmeasured"] and loaded.derivations == profile["derivations"]
+
+
+@pytest.mark.parametrize("raw, words", [
+    ("Infinity", "is Infinity; it must be a finite number of"), ("NaN", "is NaN; it must be"),
+    ("-Infinity", "is -Infinity"), ("1e999", "is 1e999"), ("-1", "is -1"), ("1e300", "is 1e+300"),
+    ('"fast"', 'is "fast"'), ("true", "is true"), ("null", "is null"), ("{}", "is an object"),
+])
+def test_every_fact_a_profile_may_hold_refuses_what_no_device_measures(folder, profile, tmp_path, raw, words):
+    """Every fact gpuspec knows, measured by calibrate or not (a collective's, a decode's, a published one's)."""
+    path = tmp_path / "profile.json"
+    for fact in schema.FACTS:
+        hostile = replaced(profile, ("facts", fact), "@@hostile@@")
+        hostile["unmeasured"].pop(fact, None)
+        path.write_text(json.dumps(hostile).replace(MARK, raw), encoding="utf-8")
+        message = refusal(lambda: profiles.read_profile(path), ProfileError)
+        assert message.startswith(f"{path}: `facts.{fact}` {words}"), message
+
+
+@pytest.mark.parametrize("fact, value, words", [
+    ("attention_share_flash2", 1e3, "a share of the tiled attention rate from 0.01 to 10"),
+    ("attention_tile_overhead_cudnn", 1e5, "key blocks from 0 to 1000"),
+    ("l2_usable", 1e12, "bytes from 1 to 1e+10"),
+    ("exp_rate", 1e20, "exponentials per second from 1 to 1e+19"),
+    ("kernel_gap", 11.0, "seconds from 1e-12 to 10"),
+    ("nvls_bandwidth", 0.5, "bytes per second from 1 to 1e+16"),
+])
+def test_a_fact_far_outside_what_any_device_measures_is_refused_at_its_key(profile, tmp_path, fact, value, words):
+    hostile = replaced(profile, ("facts", fact), value)
+    hostile["unmeasured"].pop(fact, None)
+    path = write(tmp_path / "profile.json", hostile)
+    message = refusal(lambda: profiles.read_profile(path), ProfileError)
+    assert message.startswith(f"{path}: `facts.{fact}` is ") and words in message, message
 
 
 @pytest.mark.parametrize("raw, words", [
@@ -556,9 +590,29 @@ def test_a_profile_with_an_infinite_bandwidth_is_refused_by_check_in_a_subproces
     (lambda p: p.__setitem__("version", True), "`version` is true; it must be 1"),
     (lambda p: p["samples"]["copy"].__setitem__("relative_spread", float("inf")),
      "`samples.copy.relative_spread` is Infinity; it must be JSON of finite numbers"),
-    (lambda p: p["ladder"].__setitem__("extra", json.loads("[" * 18 + "]" * 18)), "nests deeper than 16"),
+    (lambda p: p["sweeps"].__setitem__("extra", json.loads("[" * 18 + "]" * 18)), "nests deeper than 16"),
+    (lambda p: p["unmeasured"].__setitem__("sms", "why"), "`unmeasured.sms` is not a measured ceiling gpuspec knows"),
+    (lambda p: p["unmeasured"].__setitem__("hbm_bandwidth", "why"),
+     "`unmeasured.hbm_bandwidth` names a fact the profile also measures"),
+    (lambda p: p["unmeasured"].__setitem__("cpp_launch_cost", 5), "`unmeasured.cpp_launch_cost` is 5; it must be a "
+                                                                  "reason"),
+    (lambda p: p["unmeasured"].__setitem__("cpp_launch_cost", "x" * 1_001), "a reason of at most 1,000 characters"),
+    (lambda p: p["sweeps"]["gemm"][0].__setitem__("seconds", float("nan")), "`sweeps.gemm[0].seconds` is NaN"),
+    (lambda p: p["sweeps"]["gemm"][0].__setitem__("k", 0), "`sweeps.gemm[0].k` is 0; it must be a whole number"),
+    (lambda p: p["sweeps"]["gemm"][0].__setitem__("dtype", "fp8"), '`sweeps.gemm[0].dtype` is "fp8"'),
+    (lambda p: p["sweeps"]["attention"][0].__setitem__("causal", "yes"),
+     '`sweeps.attention[0].causal` is "yes"; it must be true or false'),
+    (lambda p: p["sweeps"]["attention"][0].__setitem__("seconds", -1e-5), "`sweeps.attention[0].seconds` is -1e-05"),
+    (lambda p: p["sweeps"]["l2_read"][0].__setitem__("bandwidth", float("inf")),
+     "`sweeps.l2_read[0].bandwidth` is Infinity"),
+    (lambda p: p["sweeps"].__setitem__("gemm", {"m": 1}), "`sweeps.gemm` is an object; it must be a list"),
+    (lambda p: p.__setitem__("observations", {"sustained_clock": {"value": 1e300}}),
+     "`observations.sustained_clock.value` is 1e+300; it must be a finite number of hertz"),
+    (lambda p: p.__setitem__("unmeasured", ["tensor_fp8"]), "`unmeasured` is a list; it must be an object"),
 ], ids=["unknown-fact", "gpu-a-list", "provenance-text", "facts-a-list", "version-true", "sample-infinite",
-        "ladder-deep"])
+        "sweeps-deep", "unmeasured-unknown", "unmeasured-and-measured", "unmeasured-number", "unmeasured-long",
+        "gemm-nan", "gemm-zero", "gemm-dtype", "attention-causal", "attention-negative", "l2-infinite",
+        "gemm-object", "clock-huge", "unmeasured-list"])
 def test_a_profile_with_a_malformed_part_is_refused_naming_it(profile, tmp_path, change, words):
     path = write(tmp_path / "profile.json", changed(profile, change))
     assert words in refusal(lambda: profiles.read_profile(path), ProfileError)

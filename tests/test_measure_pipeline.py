@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gpuspec import harness, measure, profiles, results
+from gpuspec import harness, measure, profiles, published, results
 from gpuspec.api import Sources, load_spec, run_check
 from gpuspec.cli import main
 from gpuspec.measure import Options
@@ -18,8 +18,11 @@ H100_GPU = "NVIDIA H100 80GB HBM3"
 H200_GPU = "NVIDIA H200"
 FAKE_SECONDS = 1e-5
 BYTES_MOVED = 2 * 4096 * 4096 * 2  # x*2 on 4096² bf16: read and write 2 bytes per element
-# What calibration measures without a GPU clock to turn latencies into cycles: the six ceilings.
-CEILINGS = {"hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost", "kernel_floor", "tensor_bf16"}
+# What calibration measures without a GPU clock to turn latencies into cycles, and with the fake timer's times (which
+# put the attention fit out of a profile's range): every fact one GPU can measure but those.
+MEASURED = {"hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost", "kernel_floor", "kernel_gap",
+            "stream_launch_gap", "lone_kernel_latency", "tensor_bf16", "tensor_fp16", "tensor_tf32", "l2_bandwidth",
+            "l2_usable", "exp_rate", "gemm_fixed_cost"}
 
 SPEC = """\
 device H100-SXM
@@ -257,24 +260,37 @@ def profile(folder):
     return path
 
 
-def test_calibrate_writes_a_profile_of_the_six_ceilings(profile):
+def test_calibrate_writes_a_profile_of_every_fact_one_gpu_measures(profile):
     loaded = profiles.read_profile(profile)
-    assert set(loaded.facts) == CEILINGS and CEILINGS <= set(profiles.FACTS)
+    assert set(loaded.facts) == MEASURED and MEASURED <= set(profiles.FACTS)
     assert loaded.gpu == H100_GPU and loaded.device_name() == "H100-SXM"
     # with the fake timer every sample is 10 µs: a 1 MiB copy reads and writes 2 MiB in that time
     assert loaded.facts["hbm_bandwidth"] == pytest.approx(2 * (1 << 20) / FAKE_SECONDS)
     assert loaded.facts["launch_cost"] == pytest.approx(FAKE_SECONDS / 10)  # 10 launches per small sample
     assert loaded.facts["tensor_bf16"] == pytest.approx(2 * 64 ** 3 / FAKE_SECONDS)
+    assert loaded.facts["kernel_gap"] == loaded.facts["kernel_floor"] == loaded.facts["launch_cost"]
+    assert loaded.facts["graph_node_cost"] == loaded.facts["stream_launch_gap"] == 1e-9  # nothing beyond the gap
     assert all(value > 0 for value in loaded.facts.values())
+    # every fact a profile may hold is measured, or not measured with the reason
+    assert set(loaded.facts) | set(loaded.unmeasured) == set(profiles.FACTS)
+    assert not set(loaded.facts) & set(loaded.unmeasured)
+    assert "several GPUs" in loaded.unmeasured["nvls_bandwidth"]
+    assert loaded.unmeasured["attention_share_flash2"] == loaded.unmeasured["attention_tile_overhead_flash2"]
+    assert "a profile holds a finite number of a share" in loaded.unmeasured["attention_share_flash2"]
+    for fact in loaded.facts:  # each with how it was derived
+        assert loaded.derivations[fact]["how"] and loaded.derivations[fact]["value"]
 
 
 def test_a_profile_adds_calibrated_verdicts_that_use_its_ceilings(profile, spec):
-    bandwidth = profiles.read_profile(profile).facts["hbm_bandwidth"]
+    own = profiles.read_profile(profile)
+    bandwidth, lone = own.facts["hbm_bandwidth"], own.facts["lone_kernel_latency"]
     report = run_check([spec], Sources(profile=profile))
     verdicts = table(report)
     time = verdicts[(TEN, "calibrated")].actual
-    assert time.number == pytest.approx(BYTES_MOVED / bandwidth)  # t_mem = bytes / measured bandwidth
+    # a call timed alone: the lone kernel's latency, then its bytes at the measured bandwidth
+    assert time.number == pytest.approx(lone + BYTES_MOVED / bandwidth)
     assert verdicts[(TEN, "calibrated")].status == "fail"
+    assert verdicts[(TEN, "calibrated")].profile == f"your profile {profile}"  # every fact it used is its own
     fact = verdicts[(FACT, "calibrated")]
     assert fact.actual.number == pytest.approx(bandwidth) and fact.status == "fail"
     assert sources_of(report, WAVES) == ["model"]  # waves depend on no ceiling a profile measures
@@ -288,7 +304,11 @@ def test_a_profile_of_another_gpu_skips_with_the_reason(profile, spec, tmp_path)
     profiles.save(other, {"provenance": {"gpu": H200_GPU}, "facts": {"hbm_bandwidth": 4e12}})
     verdicts = table(run_check([spec], Sources(profile=str(other))))
     assert verdicts[(TEN, "calibrated")].reason == f"the profile was measured on {H200_GPU}, not H100-SXM"
-    assert verdicts[(H200_TEN, "calibrated")].actual.number == pytest.approx(BYTES_MOVED / 4e12)
+    # the profile's bandwidth; the lone kernel's latency, which it lacks, from H200's published profile
+    lone = published.build("H200").facts["lone_kernel_latency"]
+    calibrated = verdicts[(H200_TEN, "calibrated")]
+    assert calibrated.actual.number == pytest.approx(lone + BYTES_MOVED / 4e12)
+    assert calibrated.profile == f"your profile {other}; lone_kernel_latency from the published profile of H200"
 
 
 @pytest.mark.parametrize("option, text", [

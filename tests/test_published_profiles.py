@@ -261,7 +261,7 @@ def test_a_device_of_ones_own_has_no_published_profile_and_the_claim_says_why():
     assert verdict.status == "skip" and "no published profile" in verdict.reason
 
 
-def test_a_profile_of_ones_own_replaces_the_published_one(tmp_path):
+def test_a_profile_of_ones_own_replaces_the_published_one_fact_by_fact(tmp_path):
     import json
 
     from gpuspec import api
@@ -270,12 +270,14 @@ def test_a_profile_of_ones_own_replaces_the_published_one(tmp_path):
     path.write_text(json.dumps({"version": profiles.VERSION, "gpu": "NVIDIA H100 80GB HBM3",
                                 "facts": {"hbm_bandwidth": 2.5e12}}), encoding="utf-8")
     spec = tmp_path / "s.gpu"
-    spec.write_text("device H100-SXM\nset sources = calibrated\nx = bf16[4096, 4096]\nx * 2 is ≈ 26.8 µs\n",
+    spec.write_text("device H100-SXM\nset sources = calibrated\nx = bf16[4096, 4096]\nx * 2 is ≈ 31 µs\n",
                     encoding="utf-8")
     report = api.run_check([str(spec)], api.Sources(profile=str(path)))
     (verdict,) = report.verdicts
-    assert verdict.status == "pass" and verdict.actual.number == pytest.approx(2 * 2 * 4096 ** 2 / 2.5e12)
-    assert verdict.profile == f"profile {path}"
+    # its own bandwidth; the lone kernel's latency, which it lacks, from the published profile
+    lone = published.build("H100-SXM").facts["lone_kernel_latency"]
+    assert verdict.status == "pass" and verdict.actual.number == pytest.approx(lone + 2 * 2 * 4096 ** 2 / 2.5e12)
+    assert verdict.profile == f"your profile {path}; lone_kernel_latency from the published profile of H100-SXM"
 
 
 # --- `in practice`: claims about real hardware ----------------------------------------------------------------------
@@ -507,7 +509,8 @@ def test_odd_derivations_in_a_profile_file_change_nothing_but_the_note(tmp_path,
                                 "facts": {"hbm_bandwidth": 1.7e12}, "derivations": derivations}), encoding="utf-8")
     applied = profiles.read_profile(path).apply(devices.catalog()["A100-80GB"])
     assert applied.fact("hbm_bandwidth").value == 1.7e12
-    assert applied.fact("hbm_bandwidth").note == f"measured: {path}"
+    assert applied.fact("hbm_bandwidth").note is None  # no derivation it can show: the profile it came from alone
+    assert applied.fact("hbm_bandwidth").reference == f"your profile {path}"
 
 
 def test_the_command_refuses_what_it_does_not_know():

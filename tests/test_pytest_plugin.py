@@ -297,7 +297,8 @@ def test_statement_text_in_item_names_cannot_act_on_the_terminal_or_a_ci_log(pyt
 
 # --- the other sources: a calibration profile and saved results, as `gpuspec check --profile/--results` -------
 
-# 20.03 µs by the catalog's bandwidth (the model fails it), 67.1 µs by a profile that measured 1 TB/s.
+# 20.03 µs by the catalog's bandwidth (the model fails it), 71.4 µs by a profile that measured 1 TB/s (with the
+# published profile's 4.28 µs lone-kernel latency, which it lacks).
 SLOW = "device H100-SXM\nx * 2 on 4096² bf16 is ≈ 67 µs\n"
 SLOW_PROFILE = ('{"version": 1, "gpu": "NVIDIA H100 80GB HBM3", "provenance": {"gpu": "NVIDIA H100 80GB HBM3"}, '
                 '"facts": {"hbm_bandwidth": 1e12}}')
@@ -324,7 +325,9 @@ def test_a_profile_on_the_command_line_is_the_calibrated_source(pytester):
     result = pytester.runpytest("--gpuspec-profile", "profile.json")
     result.assert_outcomes(failed=1)  # the model still fails it: a failure against any source fails the claim
     assert _sources_of_the_claim(result) == ["time = 20.03 µs, not ≈ 67 µs (± 10%: 60.3–73.7 µs)  [model]"]
-    result.stdout.fnmatch_lines(["*sources: model 20.03 µs ✗ · calibrated 67.11 µs (profile *profile.json) ✓"])
+    # the profile's 1 TB/s, and the lone kernel's latency it lacks from H100-SXM's published profile
+    result.stdout.fnmatch_lines(["*sources: model 20.03 µs ✗ · calibrated 71.39 µs (your profile *profile.json; "
+                                 "lone_kernel_latency from the published profile of H100-SXM) ✓"])
 
 
 def test_a_profile_in_the_ini_file_is_read_relative_to_the_ini_file(pytester):

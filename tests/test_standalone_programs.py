@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from gpuspec import harness, measure, profiles, results, schema, timing
+from gpuspec import calibration, harness, measure, profiles, results, schema, timing
 from gpuspec.api import load_spec
 from gpuspec.templating import timing_rules
 
@@ -170,17 +170,25 @@ def test_the_calibration_program_runs_alone_and_its_report_makes_a_profile(tmp_p
     done = rehearse(source, tmp_path / "run", "--output", str(tmp_path / "run" / "report.json"))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "run" / "report.json").read_text(encoding="utf-8"))
-    profile = profiles.save(tmp_path / "profile.json", report)
+    profile = profiles.save(tmp_path / "profile.json", calibration.complete(report))
     assert set(profile.facts) == {"hbm_bandwidth", "launch_cost", "graph_launch_cost", "graph_node_cost",
-                                  "kernel_floor", "tensor_bf16"}
+                                  "kernel_floor", "kernel_gap", "stream_launch_gap", "lone_kernel_latency",
+                                  "tensor_bf16", "tensor_fp16", "tensor_tf32", "l2_bandwidth", "l2_usable",
+                                  "exp_rate"}
     assert profile.facts["launch_cost"] == pytest.approx(1e-5 / 10)  # the fake 10 µs over 10 small launches
-    ladder = report["ladder"]
+    # no GPU named: the fits, which take the SMs and tiles from the GPU's catalog entry, say why they are not made
+    for fact in ("gemm_fixed_cost", "attention_share_flash2", "attention_tile_overhead_flash2"):
+        assert "the catalog has no entry for this GPU" in profile.unmeasured[fact]
+    sweeps = report["sweeps"]
+    assert [p["m"] for p in sweeps["gemm"]] == [16, 32] and {p["dtype"] for p in sweeps["gemm"]} == {"bf16"}
+    assert [(p["seq_q"], p["causal"]) for p in sweeps["attention"]] == [(128, False), (256, True)]
+    ladder = [p["working_set"] for p in sweeps["l2_read"]]
+    assert ladder == sorted(ladder) and ladder[-1] > 64 << 10  # from inside the (rehearsal's 64 KiB) L2 to beyond
     # the latency walks visit every node of their working set once per sample
-    for name in ("l2_latency", "hbm_latency"):
-        summary = report["samples"]["ladder"][name]
-        assert summary["loads"] * summary["stride_bytes"] == summary["working_set_bytes"] == \
-            ladder["working_sets"][name.split("_")[0]]
-    assert ladder["working_sets"]["hbm"] > ladder["working_sets"]["l2"]
+    walks = [report["samples"][name] for name in ("l2_latency", "hbm_latency")]
+    for summary in walks:
+        assert summary["loads"] * summary["stride_bytes"] == summary["working_set_bytes"]
+    assert walks[1]["working_set_bytes"] > walks[0]["working_set_bytes"]
 
 
 def test_the_probe_program_runs_alone_and_answers_each_question(tmp_path):
