@@ -468,3 +468,20 @@ def test_the_decode_harness_builds_from_the_models_list_of_a_layers_kernels(monk
     assert int(plan["weight_kernels"]) == 4 and int(plan["small_kernels"]) == 3
     pattern = rules._kernel_pattern(model.measured_estimate(step, {}))
     assert [count for _, count in pattern] == [4, 1, 3]
+
+
+def test_a_figure_timed_back_to_back_is_measured_back_to_back(tmp_path):
+    # `set timing = back_to_back` gives the workload a key of its own and a harness that times many calls between
+    # two events without flushing L2, as the figure was timed; the default is one call after a flush
+    path = tmp_path / "b2b.gpu"
+    path.write_text("device H100-SXM\nx*2 on 4096² bf16 is ≈ 20 µs\nset timing = back_to_back\n"
+                    "x*2 on 4096² bf16 is ≈ 20 µs\nsoftmax(x) on 4096² bf16 fused is ≈ 20 µs\n", encoding="utf-8")
+    plans, refused = harness.plans(load_spec(str(path)).program)
+    assert not refused and [p["raw"]["line"] for p in plans] == [2, 4, 5]
+    assert len({p["raw"]["key"] for p in plans}) == 3  # the same x*2, timed two ways: two measurements
+    source = harness.render(str(path), plans, refused)
+    measured = source.split("\ndef measure_")[1:]
+    assert [("cold=False, repeat=BACK_TO_BACK_CALLS" in body) for body in measured] == [False, True, True]
+    saved = str(tmp_path / "r.json")  # and the program runs: each measured as asked, under the interpreter
+    run_check([str(path)], Sources(measure=fake(H100_GPU), save_results=saved))
+    assert [m.status for m in results.read_results(saved)] == ["ok"] * 3

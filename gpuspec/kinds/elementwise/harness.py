@@ -92,6 +92,7 @@ def plan(workload: Elementwise, name: Code, name_of=None) -> dict:
     return {
         "template": "elementwise.py.jinja", "kind": Code("elementwise"), "id": name,
         "mode": Code("fused" if workload.mode == "fused" else "eager"), "inputs": inputs, "loads": loads,
+        "back_to_back": workload.timing == "back_to_back",  # how the spec's figure was timed
         "helpers": codegen.helpers_called(triton_expr) | {"poisoned", "vector_kernels"},  # see program.py.jinja
         "out_dtype": codegen.torch_dtype(out_dtype), "out_shape": full_out, "small_out_shape": small_out_code,
         "out_size": sized(full_out, small_out_code),
