@@ -481,7 +481,7 @@ def test_a_figure_timed_back_to_back_is_measured_back_to_back(tmp_path):
     assert len({p["raw"]["key"] for p in plans}) == 3  # the same x*2, timed two ways: two measurements
     source = harness.render(str(path), plans, refused)
     measured = source.split("\ndef measure_")[1:]
-    assert [("cold=False, repeat=BACK_TO_BACK_CALLS" in body) for body in measured] == [False, True, True]
+    assert [("cold=False, repeat=100)" in body) for body in measured] == [False, True, True]
     saved = str(tmp_path / "r.json")  # and the program runs: each measured as asked, under the interpreter
     run_check([str(path)], Sources(measure=fake(H100_GPU), save_results=saved))
     assert [m.status for m in results.read_results(saved)] == ["ok"] * 3
