@@ -1,7 +1,8 @@
 """How close gpuspec's times are to published measurements: every figure of benchmarks/accuracy/corpus/ set against
 the ideal model (datasheet ceilings) and the calibrated source (the published profile of the figure's device).
 
-    python benchmarks/accuracy.py            per figure, then the medians and worst errors by kind
+    python benchmarks/accuracy.py            per figure the measured time, the ideal, calibrated and left-out
+                                             predictions with their errors; then the medians and worst by kind
     python benchmarks/accuracy.py --table    only the summary table, as README shows it
     python benchmarks/accuracy.py --counts   the corpus's figures by file and device, as its README shows them
 
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpuspec import api, model, published  # noqa: E402
+from gpuspec import api, model, published, units  # noqa: E402
 from gpuspec.sources import rebind  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "accuracy" / "corpus"
@@ -139,17 +140,32 @@ def counts(found: list[Figure]) -> str:
     return "\n".join(lines)
 
 
+def _predicted(e: dict, source: str) -> str:
+    """A prediction and its error, as one column shows it: `22.3 µs +4.3%`."""
+    return f"{units.format_si(e[source], units.TIME)} {e[source + '_error'] * 100:+6.1f}%"
+
+
+def per_figure(rows) -> str:
+    """One line per figure: what was measured, and each source's time with its error."""
+    lines = [f"{'kind':13} {'figure':44} {'sample':6} {'measured':>10}  {'ideal':>18}  {'calibrated':>18}  "
+             f"{'left out':>18}"]
+    for f, e in rows:
+        lines.append(f"{f.kind:13} {f.name[:44]:44} {'in' if f.in_sample else 'out':6} "
+                     f"{units.format_si(e['measured'], units.TIME):>10}  {_predicted(e, 'ideal'):>18}  "
+                     f"{_predicted(e, 'calibrated'):>18}  {_predicted(e, 'out_of_sample'):>18}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
+    if "-h" in argv or "--help" in argv:
+        print(__doc__.strip())
+        return
     if "--counts" in argv:
         print(counts(figures()))
         return
     rows = evaluate()
     if "--table" not in argv:
-        print(f"{'kind':13} {'figure':44} {'sample':6} {'measured':>10} {'ideal':>8} {'calib.':>8} {'left out':>8}")
-        for f, e in rows:
-            print(f"{f.kind:13} {f.name[:44]:44} {'in' if f.in_sample else 'out':6} {e['measured'] * 1e6:9.4g}µ "
-                  f"{e['ideal_error'] * 100:+7.1f}% {e['calibrated_error'] * 100:+7.1f}% "
-                  f"{e['out_of_sample_error'] * 100:+7.1f}%")
+        print(per_figure(rows))
         print()
     print("Median absolute error (worst in brackets); calibrated in-sample: figures whose source gave numbers to the")
     print("profile, with the whole profile; out-of-sample: every figure, its own source left out of the profile.\n")

@@ -338,6 +338,8 @@ def run_check(paths: Iterable[str], sources: Sources | None = None, defaults: De
     device, rebound, refused = _rebinding(sources)
     if refused:  # a --device that names no device: nothing is checked for a device other than the one asked for
         return Report([], refused, [], {}, paths=paths)
+    if device is not None:  # a spec that names no device is checked for the one asked for too
+        defaults = Defaults(device, defaults.tolerance if defaults is not None else None)
     return check_specs(load_specs(paths, defaults, search, device, rebound), sources)
 
 

@@ -187,6 +187,9 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--stdin-filename", metavar="NAME",
                          help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
                               "Markdown (its gpu blocks)")
+    explain.add_argument("--device", metavar="NAME",
+                         help="explain the spec for this catalog device, as check --device checks it: each `device` "
+                              "statement stands for it, and a spec that names none is for it")
     explain.set_defaults(parser=explain, run=_explain)
 
     devices = commands.add_parser("devices", help="list the device catalog, show one device, or compare several")
@@ -456,6 +459,8 @@ def _harness(args) -> int:
 
 
 def _explain(args) -> int:
+    import attrs
+
     from gpuspec import devices, llm_catalog
     from gpuspec.api import Spec, compile_text, explain_program, read
     from gpuspec.report import explain as explain_report
@@ -473,8 +478,18 @@ def _explain(args) -> int:
     found = _configuration()  # the device and tolerance [tool.gpuspec] gives specs that set none, as for check
     if isinstance(found, int):
         return found
+    defaults, rebound = found.defaults, None
+    if args.device is not None:
+        if args.device.strip().lower() == "auto":  # no GPU is looked for: nothing is measured here
+            return _misuse(args, "--device auto is the GPU that check --measure runs on; explain measures nothing, "
+                                 "so name the device (`gpuspec devices` lists them)")
+        try:
+            rebound = devices.rebinding_target(args.device)
+        except devices.NoSuchDevice as error:
+            return _misuse(args, error.message + (f" ({error.help})" if error.help else ""))
+        defaults = attrs.evolve(defaults, device=rebound)
     try:
-        spec = Spec(source, compile_text(source, found.defaults))
+        spec = Spec(source, compile_text(source, defaults, rebound))
     except SpecError as error:  # shown against the text read (standard input cannot be read again)
         return _print_errors(error, shown, _document_of(source))
     beyond = _past_the_end("explain", shown, line, spec)

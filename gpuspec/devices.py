@@ -17,6 +17,7 @@ from gpuspec.units import (
     CYCLES,
     FLOP_RATE,
     FREQUENCY,
+    PER_SECOND,
     POWER,
     TIME,
 )
@@ -86,7 +87,7 @@ FIELDS: dict[str, tuple[units.Dimension, str]] = {
                                "(measured, in profiles)"),
     "tp_allreduce_latency": (TIME, "an LLM engine's one-shot all-reduce of a decode step's activations (in profiles)"),
     "gemm_fixed_cost": (TIME, "time a GEMM kernel timed alone takes beyond its math (measured, in profiles)"),
-    "exp_rate": (FLOP_RATE, "exponentials per second of the special-function units (in profiles)"),
+    "exp_rate": (PER_SECOND, "exponentials per second of the special-function units (in profiles)"),
     "decode_bandwidth": (BANDWIDTH, "bandwidth a batch-1 decode's weight reads reach (measured, in profiles)"),
     "decode_bandwidth_int8": (BANDWIDTH, "the same with int8 weight-only quantized weights (in profiles)"),
     "decode_bandwidth_fp8": (BANDWIDTH, "the same with fp8 weight-only quantized weights (in profiles)"),

@@ -133,6 +133,11 @@ def _candidates(actual: Value, claim: Claim, reevaluate):
                     yield _Candidate(value, f"the claim matches {_what(claim, fact)} at the 2:4-sparse {fact.name} "
                                             f"({_shown(2 * float(fact.number), fact.dimension)}), twice the dense "
                                             f"{fact.format()}: datasheets print the sparse rate beside the dense one")
+                    if _counts_multiply_adds(claim) and actual.dimension == units.TIME:
+                        # Half the FLOPs at the dense rate is the same time as every FLOP at twice the rate: the
+                        # number cannot tell an FMA counted as one FLOP from the sparse rate.
+                        yield _Candidate(value, "the claim is the time of half the FLOPs, a multiply-add counted as "
+                                                "one FLOP")
         for figure in device.figures:
             if figure.fact in {f.name for f in facts}:
                 value = _recomputed(reevaluate, figure.fact, figure.value)
@@ -143,6 +148,13 @@ def _candidates(actual: Value, claim: Claim, reevaluate):
     if isinstance(claim.subject, FactRef):
         kept = {f.value for f in (device.figures if device is not None else ()) if f.fact == claim.subject.name}
         yield from _other_figures(claim.subject, actual, kept)
+
+
+def _counts_multiply_adds(claim: Claim) -> bool:
+    """Whether the claim is about a workload whose every FLOP is half of a multiply-add (a matmul, a decode or
+    training step), so that its times halve with an FMA counted as one FLOP."""
+    subject = claim.subject
+    return isinstance(subject, MetricRef) and getattr(subject.workload, "kind", None) in _MULTIPLY_ADD_KINDS
 
 
 def _what(claim: Claim, fact: Value) -> str:

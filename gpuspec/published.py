@@ -809,7 +809,9 @@ def data(device: str, exclude: frozenset[str] | tuple = ()) -> dict:
         raise ProfileError(f"{device} has no published profile: it is model-only "
                            f"({devices.catalog()[device].model_only}), and no published measurement is of one")
     built = _Builder(device, frozenset(exclude)).facts()
-    profile = {"version": VERSION, "gpu": devices.catalog()[device].title,
+    # The name the part's driver reports, so that the printed profile, given back with --profile, is of its device.
+    part = devices.catalog()[device]
+    profile = {"version": VERSION, "gpu": part.cuda_names[0] if part.cuda_names else part.title,
                "provenance": {"device": device, "source": "published measurements (gpuspec/catalog/published.toml)",
                               "excluded_origins": ", ".join(sorted(exclude)) or None},
                "facts": {name: value for name, (value, _) in built.items()},

@@ -55,6 +55,17 @@ def test_every_figure_of_the_corpus_is_read_with_its_origin(accuracy, rows):
             assert errors[key] > -1
 
 
+def test_each_figure_is_printed_with_every_prediction_and_its_error(accuracy, rows):
+    from gpuspec import units
+
+    figure, errors = next((f, e) for f, e in rows if f.name == "sb_h100_add_1g")
+    (line,) = [line for line in accuracy.per_figure(rows).splitlines() if " sb_h100_add_1g " in line]
+    for source in ("ideal", "calibrated", "out_of_sample"):
+        shown = f"{units.format_si(errors[source], units.TIME)} {errors[source + '_error'] * 100:+6.1f}%"
+        assert shown in line, (source, line)
+    assert units.format_si(errors["measured"], units.TIME) in line
+
+
 def test_a_figure_whose_source_fits_nothing_is_predicted_the_same_in_and_out_of_sample(rows):
     outside = [(f, e) for f, e in rows if not f.in_sample]
     assert outside

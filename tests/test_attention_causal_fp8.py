@@ -8,7 +8,7 @@ from gpuspec.devices import Fact
 from gpuspec.kinds.attention import Attention
 from gpuspec.kinds.attention.rules import key_blocks, score_count
 from gpuspec.tensors import Tensor
-from gpuspec.units import COUNT, FLOP_RATE
+from gpuspec.units import COUNT, PER_SECOND
 
 D = devices.lookup("H100-SXM")
 PEAK, FP8_PEAK, SMS = D.fact("tensor_bf16").value, D.fact("tensor_fp8").value, 132
@@ -21,7 +21,7 @@ def est(mode="fused", b=1, h=16, kvh=16, sq=4096, skv=4096, d=128, dtype="bf16",
 
 
 def with_facts(**facts):
-    return D.with_facts("H100-SXM (test)", {name: Fact(name, v, v, FLOP_RATE if name == "exp_rate" else COUNT,
+    return D.with_facts("H100-SXM (test)", {name: Fact(name, v, v, PER_SECOND if name == "exp_rate" else COUNT,
                                                          f"{v:g}") for name, v in facts.items()})
 
 

@@ -30,6 +30,15 @@ def test_back_to_back_a_kernel_takes_the_gap_and_its_work():
     assert time == pytest.approx(1.5e-6 + ADD_WORK)  # 1.697 µs: RRZE's graphs, a profiler's durations
 
 
+def test_the_derivation_says_how_the_figure_was_timed():
+    # the note over the sum names the cost the first kernel paid: the lone latency, or the gap as every other kernel
+    alone = api.check_text(MINE + "x + y is ≈ 5.2 µs\n").verdicts[0].actual
+    back = api.check_text(MINE + "set timing = back_to_back\nx + y is ≈ 1.7 µs\n").verdicts[0].actual
+    assert alone.note.startswith("timed alone:") and back.note.startswith("back to back:")
+    (floor,) = _values(MINE + "set timing = back_to_back\nw = x * 2 + 1\nw.t_floor is ≈ 3 µs\n")
+    assert floor == pytest.approx(2 * 1.5e-6)
+
+
 def test_an_eager_list_timed_alone_pays_the_lone_latency_once_and_the_gap_for_each_later_kernel():
     # x * 2 + 1 eager: two kernels, each reading 262,144 B and writing 262,144 B (0.131 µs at 4 TB/s)
     (time, floor) = _values(MINE + "w = x * 2 + 1\nw.time is ≈ 6.8 µs\nw.t_floor is ≈ 6.5 µs\n")

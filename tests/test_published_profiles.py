@@ -1,5 +1,7 @@
 """Published profiles: built from catalog/published.toml by the rules in gpuspec/published.py, checked against
 numbers worked out by hand from that file's entries."""
+import json
+
 import pytest
 
 from gpuspec import devices, profiles, published, schema
@@ -254,6 +256,17 @@ def test_a_model_failure_shows_what_a_real_device_takes():
     assert "ideal 20.03 µs; a real H100-SXM: ≈ 26.54 µs (published profile of H100-SXM)" in shown
 
 
+@pytest.mark.parametrize("claim", ["x * 2 is ≈ 30 µs", "x * 2 in practice ≈ 40 µs"])
+def test_every_report_format_shows_the_ideal_value_beside_the_real_one(claim):
+    from gpuspec.report import github, junit, markdown
+
+    report = _check(f"device H100-SXM\nx = bf16[4096, 4096]\n{claim}\n")
+    line = "ideal 20.03 µs; a real H100-SXM: ≈ 26.54 µs (published profile of H100-SXM)"
+    assert line in markdown.render(report)
+    assert line in junit.render(report)
+    assert line in github.render(report)
+
+
 def test_a_device_of_ones_own_has_no_published_profile_and_the_claim_says_why():
     report = _check("device mine from H100-SXM with sms = 100\nset sources = calibrated\nx = bf16[4096, 4096]\n"
                     "x * 2 is ≈ 22 µs\n")
@@ -498,6 +511,15 @@ def test_a_published_profile_written_out_is_a_profile_file_that_keeps_its_deriva
     assert "decode_bandwidth" not in loaded.facts
     applied = loaded.apply(devices.catalog()["A100-80GB"])
     assert "the median of 3 measurement(s)" in applied.fact("hbm_bandwidth").note
+
+
+@pytest.mark.parametrize("name", [name for name, device in devices.catalog().items() if not device.model_only])
+def test_a_published_profile_written_out_names_a_gpu_its_device_is_found_by(name, tmp_path):
+    # A profile file names the GPU it was measured on as the driver does; one written out and given back with
+    # --profile must be of its own device, or every calibrated claim would be skipped as "measured on another GPU".
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(published.data(name)), encoding="utf-8")
+    assert profiles.read_profile(path).device_name() == name
 
 
 @pytest.mark.parametrize("derivations", [[1, 2], {"hbm_bandwidth": "text"}, {"hbm_bandwidth": {"how": 5}}])

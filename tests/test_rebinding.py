@@ -236,6 +236,29 @@ def test_the_report_says_the_specs_were_rebound_in_every_format(spec, capsys):
     assert "rebound" not in check(capsys, spec)[1]
 
 
+def test_a_spec_that_names_no_device_is_checked_for_the_device_asked_for(tmp_path, capsys):
+    path = tmp_path / "bare.gpu"
+    path.write_text("x = bf16[4096, 4096]\ny = x * 2 is ≈ 14 µs\n", encoding="utf-8")
+    assert check(capsys, path)[0] == 2  # no device at all: the located no-device error
+    code, out, _ = check(capsys, path, "--device", "H200")  # 67.1 MB / 4.8 TB/s = 14.0 µs
+    assert code == 0 and out.splitlines()[-1] == "1 passed, 0 failed"
+    assert check(capsys, path, "--device", "H100-SXM")[0] == 1  # 67.1 MB / 3.35 TB/s = 20.0 µs
+
+
+def test_explain_takes_the_device_as_check_does(spec, tmp_path, capsys):
+    assert main(["explain", str(spec), "--device", "H200"]) == 0
+    out = capsys.readouterr().out
+    assert "[H200," in out and "/ 4.80 TB/s" in out
+    bare = tmp_path / "bare.gpu"
+    bare.write_text("x = bf16[4096, 4096]\ny = x * 2\n", encoding="utf-8")
+    assert main(["explain", str(bare), "--device", "h200"]) == 0
+    assert "[H200," in capsys.readouterr().out
+    for asked, words in (("auto", "explain measures nothing"), ("H20O", "unknown device `H20O`")):
+        assert main(["explain", str(spec), "--device", asked]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and "usage: gpuspec explain" in captured.err and words in captured.err
+
+
 @pytest.mark.parametrize("asked, code, words", [
     ("H20O", "unknown-device", "--device: unknown device `H20O`"),
     ("", "unknown-device", "--device needs a device name"),

@@ -91,10 +91,13 @@ def first_kernel_cost(e: Estimate) -> Value | None:
     has it, else kernel_gap; None in the ideal model. The kernels after the first each cost kernel_gap. Kinds with
     kernels of their own (a GEMM) add it the same way."""
     gap = kernel_gap(e)
-    if gap is None or getattr(e.workload, "timing", "alone") != "alone" or \
-            e.device.fact("lone_kernel_latency") is None:
-        return gap
-    return e.fact("lone_kernel_latency")
+    return e.fact("lone_kernel_latency") if gap is not None and pays_lone_latency(e) else gap
+
+
+def pays_lone_latency(e: Estimate) -> bool:
+    """Whether a call's first kernel pays the lone-kernel latency: the figure was timed alone and the profile has
+    that latency. (Asked by name: each `e.fact` is a new Value, so comparing them by identity would not tell.)"""
+    return getattr(e.workload, "timing", "alone") == "alone" and e.device.fact("lone_kernel_latency") is not None
 
 
 def l2_bandwidth(e: Estimate, kernels: list[Kernel]) -> Value | None:
@@ -141,7 +144,7 @@ def _real_time(e: Estimate, kernels: list[Kernel], gap: Value) -> Value:
     """Each kernel's fixed cost + its work, added up: the first kernel's is the lone-kernel latency for a call timed
     alone, every other kernel's the back-to-back gap."""
     first = first_kernel_cost(e)
-    timed = "timed alone" if first is not gap else "back to back"
+    timed = "timed alone" if pays_lone_latency(e) else "back to back"
     cached = l2_bandwidth(e, kernels)
     if cached is not None:
         timed += ", its data in L2"
@@ -168,7 +171,7 @@ def t_floor(e: Estimate) -> Value:
     if gap is None:
         return product("t_floor", e["kernels"], e.fact("kernel_floor"))
     first, later = first_kernel_cost(e), e["kernels"].number - 1
-    if first is gap:
+    if not pays_lone_latency(e):
         return product("t_floor", e["kernels"], gap)
     if not later:
         return renamed("t_floor", first)

@@ -67,6 +67,15 @@ def _computed(verdict: Verdict) -> str:
     return show(verdict.actual, verdict.claim.expected) + where
 
 
+def _message(verdict: Verdict) -> str:
+    """A failure's message, and under it the ideal value beside what a real device takes, where both are known."""
+    from gpuspec.report.text import realistic_line
+
+    if verdict.realistic is None and verdict.ideal is None:
+        return verdict.message
+    return f"{verdict.message}\n{realistic_line(verdict)}"
+
+
 def _details(summary: str, table: list[str]) -> list[str]:
     return ["", "<details>", f"<summary>{summary}</summary>", "", *table, "", "</details>"]
 
@@ -113,7 +122,7 @@ def render(report: Report, whole: bool = False) -> str:
     if failures:
         lines += ["", f"### Failed ({len(failures)})", ""]
         lines += _table(["Where", "Claim", "Source", "Computed", "Message"],
-                        [[_where(v), v.claim.text, v.source, _computed(v), v.message] for v in failures])
+                        [[_where(v), v.claim.text, v.source, _computed(v), _message(v)] for v in failures])
         if whole:
             lines += derivations(failures)
     if report.diagnostics:
