@@ -106,6 +106,11 @@ def test_each_claim_is_a_row_with_its_device_a_value_per_source_and_its_derivati
     (tree,) = folded.all("pre")
     assert tree.text().splitlines()[0].startswith("time = ")  # the model's whole derivation, a line a step
     assert "hbm_bandwidth" in tree.text()
+    # each line a block indented by its depth, so that a long one wraps under itself instead of leaving the page
+    lines = tree.all("span")
+    assert [line.classes for line in lines[:2]] == [["d0"], ["d1"]] and lines[1].text().startswith("t_mem = ")
+    assert "white-space: pre-wrap" in document.render_html(report, [])
+    assert [c.text() for c in values[1].all("code")] == ["--measure"]  # a message's `code` shown as code
     devices = {c.all("span", "where")[0].text(): c.all("span", "device")[0].text() for c in claims}
     assert devices["specs/a.gpu:5"] == "H100-SXM" and devices["specs/a.gpu:9"] == "A100-80GB"  # a device fact
     header = root.all("div", "head")[0]

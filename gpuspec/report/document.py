@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 
 from gpuspec.program import SOURCES, FactRef, MetricRef, NamedRef, Operation
 from gpuspec.record import Record, record
@@ -336,12 +337,14 @@ summary:focus-visible { outline: 2px solid #0969da; outline-offset: -2px; }
 .why { color: #57606a; font-size: .93em; }
 .derivations { padding: .5em 1em .8em 2.2em; background: #fbfcfd; border-bottom: 1px solid var(--line); }
 .derivations h3 { font-size: .95em; margin: .5em 0 .2em; font-weight: 600; }
-.derivations pre { margin: 0; overflow-x: auto;
+.derivations pre { margin: 0; white-space: normal;
   font: 12.5px/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.derivations pre > span { display: block; white-space: pre-wrap; overflow-wrap: anywhere; text-indent: -2ch; }
 .derivations p { margin: .2em 0; }
+code { font: .92em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: nowrap; }
 .empty { display: none; color: #57606a; padding: .6em .5em; }
 figure { margin: 1em 0 2em; } figure img { max-width: 100%; height: auto; }
-"""
+""" + "".join(f".derivations .d{depth} {{ padding-left: {2 * depth + 2}ch; }}\n" for depth in range(16))
 
 
 def render_html(report: Report, pictures: list[Picture]) -> str:
@@ -469,12 +472,12 @@ def _claims(found: list[Row], columns: tuple[str, ...], ids: dict[str, str], tal
               f'<div class="row head"><span></span><span>Where</span><span>Device</span><span>Claim</span>{heads}'
               "<span>Why it fails</span></div>"]
     for row in found:
-        cells = "".join(f'<span class="value {c.status}">{e(c.text)}</span>' if c else '<span class="none">—</span>'
-                        for c in row.cells)
+        cells = "".join(f'<span class="value {c.status}">{_prose(c.text)}</span>' if c else
+                        '<span class="none">—</span>' for c in row.cells)
         parts.append(f'<details class="claim {row.status} {ids[row.file]}"><summary><span class="row">'
                      f'<span class="mark" aria-hidden="true"></span><span class="where">{_path(row.where)}</span>'
                      f'<span class="device">{e(row.device) or "—"}</span><span class="text">{e(row.claim)}</span>'
-                     f'{cells}<span class="why">{e(row.message)}</span></span></summary>'
+                     f'{cells}<span class="why">{_prose(row.message)}</span></span></summary>'
                      f'<div class="derivations">{_derivations(row, columns)}</div></details>')
     parts.append("</div></div>")
     if not failed:  # shown by the failures filter, which would otherwise show nothing at all
@@ -492,7 +495,7 @@ def _derivations(row: Row, columns: tuple[str, ...]) -> str:
         elif cell.derivation:
             parts.append(f"<h3>{e(source)}: {e(cell.text)}</h3><pre>{_lines(cell.derivation)}</pre>")
         else:
-            parts.append(f"<h3>{e(source)}</h3><p>{e(cell.text)}</p>")
+            parts.append(f"<h3>{e(source)}</h3><p>{_prose(cell.text)}</p>")
     return "".join(parts)
 
 
@@ -500,9 +503,26 @@ def _html(text: str) -> str:
     return html.escape(shown(text), quote=True)
 
 
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _prose(text: str) -> str:
+    """A message escaped, its `code spans` shown as code (escaped first, so a span holds only escaped text)."""
+    return _CODE.sub(r"<code>\1</code>", _html(text))
+
+
 def _lines(lines: tuple[str, ...]) -> str:
-    """Lines escaped one by one (report.safe shows a line break inside one as an escape) and joined."""
-    return "\n".join(_html(line) for line in lines)
+    """Lines escaped one by one (report.safe shows a line break inside one as an escape), each a block indented by
+    its depth in the tree, so that a long line wraps under itself rather than running off the page."""
+    shown = []
+    for line in lines:
+        text = line.lstrip(" ")
+        depth = min((len(line) - len(text)) // 2, _DEEPEST)
+        shown.append(f'<span class="d{depth}">{_html(text)}</span>')
+    return "\n".join(shown)
+
+
+_DEEPEST = 15  # the deepest indentation _STYLE has a rule for (d0 to d15); deeper lines share it
 
 
 def _path(text: str) -> str:
