@@ -123,6 +123,7 @@ _ALL = [
     Metric("seq_q", COUNT, "attention: query length"),
     Metric("seq_kv", COUNT, "attention: key and value length"),
     Metric("head_dim", COUNT, "attention: elements per head"),
+    Metric("scores", COUNT, "attention: query-key pairs scored (causal: each query's keys up to its position)"),
     Metric("score_bytes", BYTES, "attention: bytes of the [batch, heads, seq_q, seq_kv] score matrix"),
     Metric("compute_bound_batch", COUNT, "the smallest batch at which the step is compute-bound"),
     # training steps
