@@ -320,6 +320,14 @@ def lookup(name: str) -> Device | None:
     return catalog()[key] if key else None
 
 
+def published_name(device: Device) -> str | None:
+    """The catalog device whose published profile (gpuspec.published) describes `device`, as the calibrated source
+    finds it: the device's own catalog name, which a device with some facts changed in a spec keeps (`H100-SXM with
+    launch_cost = 5 µs`); None for a model-only part and for a device a spec named anew."""
+    name = device.name.split(" ")[0]
+    return name if device.model_only is None and name in catalog() else None
+
+
 def known_names() -> list[str]:
     return sorted({*catalog(), *(a for d in catalog().values() for a in d.aliases)})
 

@@ -123,6 +123,7 @@ _ALL = [
     Metric("seq_q", COUNT, "attention: query length"),
     Metric("seq_kv", COUNT, "attention: key and value length"),
     Metric("head_dim", COUNT, "attention: elements per head"),
+    Metric("scores", COUNT, "attention: query-key pairs scored (causal: each query's keys up to its position)"),
     Metric("score_bytes", BYTES, "attention: bytes of the [batch, heads, seq_q, seq_kv] score matrix"),
     Metric("compute_bound_batch", COUNT, "the smallest batch at which the step is compute-bound"),
     # training steps
@@ -143,6 +144,8 @@ _ALL = [
     Metric("observed_algbw", BANDWIDTH, "collective: buffer / observed time"),
     Metric("observed_busbw", BANDWIDTH, "collective: observed algorithm bandwidth × the ring's wire share"),
     Metric("observed_launches_per_s", units.divide(COUNT, TIME), "kernels launched per second at the observed time"),
+    Metric("observed_launch_use", COUNT, "observed kernels per second / twice the rate a real GPU runs them back to "
+                                         "back (1 / kernel_gap, a published profile's)"),
     Metric("observed_bandwidth_use", COUNT, "observed bandwidth / that of the memory its data sits in (L2 or HBM)"),
     Metric("observed_link_use", COUNT, "collective: observed bus bandwidth / the link's line rate"),
     # what a workload keeps in device memory, and whether it fits (checked with an observed figure)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import attrs
 
 from gpuspec import kinds, model, units
-from gpuspec.harness import workload_key
 from gpuspec.model.values import Value
 from gpuspec.profiles import Profile, device_for_gpu
 from gpuspec.results import Measurement
@@ -154,6 +153,8 @@ class Measured:
     def estimate(self, workload):
         if self.reason:
             raise NotAvailable(self.reason)
+        from gpuspec.harness import workload_key  # here: the check path without measurements never imports harness
+
         statement = self.statements.get(id(workload), "")
         found = self.measurements.get(workload_key(statement, workload))
         if not found:

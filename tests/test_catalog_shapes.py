@@ -133,8 +133,39 @@ def test_a_model_only_device_is_modelled_and_its_harness_is_refused_in_words(nam
 def test_the_nvidia_defaults_do_not_apply_to_other_vendors():
     mi300x, h100 = devices.lookup("MI300X"), devices.lookup("H100-SXM")
     assert mi300x.fact("warp_size").value == 64 and h100.fact("warp_size").value == 32
-    assert mi300x.fact("launch_cost") is None and mi300x.fact("utilization_window") is None
+    assert mi300x.fact("utilization_window") is None and mi300x.fact("arithmetic_latency") is None
     assert h100.fact("arithmetic_latency").value == 4
+    # The AMD parts' launch facts are their own, each saying where it comes from: not the NVIDIA defaults.
+    assert mi300x.fact("launch_cost") is not h100.fact("launch_cost")
+    assert "stand-in" in mi300x.fact("launch_cost").note and "stand-in" in mi300x.fact("kernel_floor").note
+
+
+@pytest.mark.parametrize("name", ["MI300X", "MI250X"])
+def test_an_amd_part_has_a_sourced_kernel_floor_and_launch_costs(name):
+    # RRZE's MI210 (CDNA 2) runs 64 kB kernels back to back at 32 GB/s: 65,536 B / 32e9 B/s = 2.048 µs each.
+    device = devices.lookup(name)
+    assert device.fact("kernel_floor").value == pytest.approx(2.05e-6)
+    assert device.fact("kernel_floor").reference == "S-RRZE" and "MI210" in device.fact("kernel_floor").note
+    assert device.fact("launch_cost").reference == "S-BRRR" and device.fact("cpp_launch_cost").value == \
+        pytest.approx(2.05e-6)
+    # A time claim works: 2 × 8192³ FLOP at 1307.4 TFLOP/s (MI300X) = 0.841 ms; at 383 TFLOP/s (MI250X) = 2.871 ms.
+    expected = {"MI300X": "0.84 ms", "MI250X": "2.87 ms"}[name]
+    report = check_text(f"device {name}\na = bf16[8192, 8192]\na @ a is ≈ {expected}\n"
+                        "v = bf16[4096]\nsmall = v * 2 is ≈ 2.05 µs\n"
+                        "1000 launches of small is ≈ 3.6 ms\n", "c.gpu")  # the host's 3.6 µs a launch sets the pace
+    assert not report.diagnostics and [v.status for v in report.verdicts] == ["pass"] * 3
+
+
+def test_a_tpu_time_says_why_it_has_no_kernel_floor_and_its_roofline_still_holds():
+    (error,) = _errors("device TPU-v5e\na = bf16[8192, 8192]\na @ a is ≈ 5.6 ms\n")
+    assert "has no `kernel_floor`" in error.message and "XLA compiles a step into one program" in error.message
+    assert "claim those" in error.message and error.span.column == 10
+    (stream,) = _errors("device TPU-v5e\nv = bf16[4096]\ns = v * 2\n1000 launches of s is ≈ 5 ms\n")
+    assert "has no `launch_cost`" in stream.message and "not op by op" in stream.message
+    # The scaling book's arithmetic: 2 × 8192³ FLOP / 1.97e14 FLOP/s = 5.58 ms, and 3 × 8192² × 2 B / 8.1e11 B/s.
+    report = check_text("device TPU-v5e\na = bf16[8192, 8192]\nc = a @ a\nc.t_math ≈ 5.58 ms\n"
+                        "c.t_mem ≈ 0.497 ms\n", "c.gpu")
+    assert not report.diagnostics and [v.status for v in report.verdicts] == ["pass", "pass"]
 
 
 def test_a_rocm_torch_is_refused_by_the_measuring_probe(tmp_path):

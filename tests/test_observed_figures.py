@@ -172,13 +172,57 @@ def _checks(text: str) -> dict[str, object]:
 
 def test_every_figure_comes_with_the_checks_it_can_fail():
     assert set(_checks(A100 + "g = decode llama2-7b, batch 1 observed 100 tokens/s\n")) == \
-        {"observed_mfu", "observed_mbu", "memory_filled"}
+        {"observed_mfu", "observed_mbu", "observed_launch_use", "memory_filled"}
     assert set(_checks(H100 + "x = bf16[1024]\nz = x * 2\ns = 10 launches of z observed 1 ms\n")) == \
-        {"observed_mfu", "observed_bandwidth_use", "memory_filled"}
+        {"observed_mfu", "observed_bandwidth_use", "observed_launch_use", "memory_filled"}
     assert set(_checks(H100 + "ar = all_reduce(1 GB) across 8 GPUs over nvlink observed 1 ms\n")) == \
         {"observed_link_use", "memory_filled"}
     assert set(_checks(H100 + "t = train llama3-8b, batch 8, context 4096, gpus 8 observed 6 s\n")) == \
         {"observed_mfu", "memory_filled"}
+
+
+# --- kernels per second: within what a real GPU runs back to back -------------------------------------------------
+
+def test_a_launch_rate_no_gpu_reaches_fails_against_the_published_back_to_back_cost():
+    # H100-SXM's published kernel_gap is Hazy Research's 1.3 µs a graph kernel: 1 / 1.3 µs = 769,231 kernels/s, and
+    # the check allows twice that, 1,538,462/s. 10M launches/s (0.1 µs a launch) is 650% of it.
+    spec = H100 + "v = bf16[4096]\nsmall = v * 2\ns = 1000 launches of small observed {}\n"
+    check = _checks(spec.format("10M launches/s"))["observed_launch_use"]
+    assert (check.status, check.source) == ("fail", "calibrated")
+    assert check.actual.number == pytest.approx(10e6 * 1.3e-6 / 2)
+    assert "kernel_gap (1.30 µs a kernel back to back)" in check.message and "check the figure and its unit" in \
+        check.message
+    # PyTorch's 280k ops/s (Horace He) is 18.2% of it; a graph of 1000 kernels in 1.3 ms is one kernel_gap each: 50%
+    assert _checks(spec.format("280k launches/s"))["observed_launch_use"].actual.number == \
+        pytest.approx(280e3 * 1.3e-6 / 2)
+    graph = _checks(spec.replace("small observed", "small as a CUDA graph observed").format("1.3 ms"))
+    assert graph["observed_launch_use"].status == "pass"
+    assert graph["observed_launch_use"].actual.number == pytest.approx(0.5)
+
+
+def test_a_decode_steps_kernels_are_held_to_the_same_rate():
+    # An eager Llama 3 8B step runs 480 kernels: 20 tokens/s is 9,600 kernels/s, 0.62% of 2 / 1.3 µs; 4,000 tokens/s
+    # would be 1.92M kernels/s, 124.8%.
+    spec = H100 + "d = decode llama3-8b, batch 1 eager observed {} tokens/s\n"
+    assert _checks(spec.format(20))["observed_launch_use"].actual.number == pytest.approx(9600 * 1.3e-6 / 2)
+    fast = _checks(spec.format(4000))["observed_launch_use"]
+    assert fast.status == "fail" and fast.actual.number == pytest.approx(1.92e6 * 1.3e-6 / 2)
+
+
+@pytest.mark.parametrize("device", ["MI300X", "mine from H100-SXM with sms = 66"])
+def test_no_launch_rate_check_where_no_published_profile_has_a_back_to_back_cost(device):
+    # A model-only part and a device a spec names anew have no published profile: the check would only be skipped.
+    spec = f"device {device}\nv = bf16[4096]\nsmall = v * 2\ns = 1000 launches of small observed 10M launches/s\n"
+    assert "observed_launch_use" not in _checks(spec)
+
+
+def test_a_launch_rate_claimed_on_the_ideal_model_says_it_needs_a_profile():
+    spec = H100 + "v = bf16[4096]\nsmall = v * 2\ns = 1000 launches of small observed 1 ms\n"
+    (error,) = errors(spec + "s.observed_launch_use < 100%\n")
+    assert "needs kernel_gap" in error.message and "in practice" in error.help
+    claimed = [v for v in verdicts(spec + "s.observed_launch_use in practice ≈ 65%\n")
+               if v.claim.expected.span is not None and v.source == "calibrated"]
+    assert [v.status for v in claimed] == ["pass"]  # 1 µs a kernel: 1e6/s over 2 / 1.3 µs = 65%
 
 
 def test_a_figure_above_hbm_speed_passes_when_its_data_sits_in_l2_and_says_why():

@@ -123,7 +123,7 @@ class Kind:
         if "tokens/s" in figures:
             names.append("observed_tokens_per_s")
         if "launches/s" in figures:
-            names.append("observed_launches_per_s")
+            names += ["observed_launches_per_s", "observed_launch_use"]
         if "FLOP/s" in figures or "MFU" in figures:
             names += ["observed_flop_rate", "observed_mfu"]
         if figures.get("B/s") == "size":
@@ -132,31 +132,41 @@ class Kind:
             names += ["observed_bandwidth", "observed_mbu", "observed_bandwidth_use"]
         return tuple(names)
 
-    def observed_limits(self, workload) -> tuple[tuple[str, str, str], ...]:
-        """The checks an observed figure comes with: each a metric that no run takes past 100%, why, and what to
-        check when it fails. The FLOP rate within the device's peak; the bandwidth within what its memory delivers
+    def observed_limits(self, workload) -> tuple[tuple[str, str, str, str], ...]:
+        """The checks an observed figure comes with: each a metric that no run takes past 100%, why, what to check
+        when it fails, and the source that judges it (the model, or the calibrated source for a fact only a real
+        device's profile has). The FLOP rate within the device's peak; the bandwidth within what its memory delivers
         (HBM's, or where the data may sit in L2, a run repeated back to back, observed_bandwidth_use: L2's when
         it fits); a collective's bus bandwidth within its link's line rate; the workload's data within the
-        device's memory. A check needs the device facts it divides by: a device without them gets none."""
+        device's memory; the kernels run per second within what a GPU runs back to back (observed_launch_use,
+        against the published profile's kernel_gap: a catalog GPU's, which every one has). A check needs the
+        device facts it divides by: a device without them gets none."""
+        from gpuspec.devices import published_name
+
         device, metrics = workload.device, self.observed_metrics
         found = []
         if "observed_mfu" in metrics:
-            found.append(("observed_mfu", "an observed figure cannot beat the device's peak", _BEYOND))
+            found.append(("observed_mfu", "an observed figure cannot beat the device's peak", _BEYOND, "model"))
         if "observed_mbu" in metrics:
             in_l2 = self.repeated or getattr(workload, "timing", "alone") == "back_to_back"
             if in_l2 and device.fact("l2_bandwidth") is not None and device.fact("l2_size") is not None:
                 found.append(("observed_bandwidth_use", "an observed figure cannot beat the memory its data sits in",
-                              _BEYOND))
+                              _BEYOND, "model"))
             else:
-                found.append(("observed_mbu", "an observed figure cannot beat the device's peak", _BEYOND))
+                found.append(("observed_mbu", "an observed figure cannot beat the device's peak", _BEYOND, "model"))
         if "observed_link_use" in metrics:
             found.append(("observed_link_use", "a collective's bus bandwidth cannot beat its link's line rate",
                           "the observed figure implies more than the link carries: check the figure (an algorithm "
-                          "bandwidth, or a bus bandwidth?), the link and the number of GPUs"))
+                          "bandwidth, or a bus bandwidth?), the link and the number of GPUs", "model"))
+        if "observed_launch_use" in metrics and published_name(device) is not None:
+            found.append(("observed_launch_use", "no GPU runs kernels one after another faster than back to back",
+                          "the observed figure implies kernels faster than any GPU runs them one after another: "
+                          "check the figure and its unit (launches/s or kernels/s, a k or M), what it counts, and "
+                          "the kernels per step", "calibrated"))
         if device.fact("memory_size") is not None:
             found.append(("memory_filled", "what a workload keeps in device memory must fit in it",
                           "it does not fit in the device's memory: check the device, the batch, the context and the "
-                          "dtypes, or split it over more GPUs"))
+                          "dtypes, or split it over more GPUs", "model"))
         return tuple(found)
 
 

@@ -129,9 +129,10 @@ def time(e: Estimate, kernels: list[Kernel]) -> Value:
     gap = kernel_gap(e)
     if gap is not None:
         return _real_time(e, kernels, gap)
+    floor = e.fact("kernel_floor")  # first: a device without one (a TPU) says why before any other fact it lacks
     if len(kernels) == 1:
-        return largest("time", e["t_mem"], e[compute_name(e)], e.fact("kernel_floor"))
-    bandwidth, floor = e.fact("hbm_bandwidth"), e.fact("kernel_floor")
+        return largest("time", e["t_mem"], e[compute_name(e)], floor)
+    bandwidth = e.fact("hbm_bandwidth")
     parts = []
     for i, k in enumerate(kernels, 1):
         moved = given(f"bytes of kernel {i}", k.bytes_read + k.bytes_written, units.BYTES)

@@ -143,7 +143,7 @@ def _takes(kind: Kind) -> str:
 def _limits(scope: Scope, observed: nodes.Observed, statement: str, workload, kind: Kind) -> None:
     """Checks that come with an observed figure (Kind.observed_limits): each metric at most 100%, at the figure."""
     percent = units.Unit("%", 0.01, units.COUNT)
-    for metric, why, hint in kind.observed_limits(workload):
+    for metric, why, hint, source in kind.observed_limits(workload):
         expected = Expected("point", 1.0, None, 0.01, percent, "100%", None, "100")
         scope.claims.append(Claim(observed.span, f"{metric} ≤ 100%", statement, metric, "≤",
-                                  MetricRef(workload, metric, metric), expected, None, ("model",), why, True, hint))
+                                  MetricRef(workload, metric, metric), expected, None, (source,), why, True, hint))

@@ -142,9 +142,10 @@ def t_math_tiles(e: Estimate) -> Value:
 
 
 def time(e: Estimate) -> Value:
+    floor = e.fact("kernel_floor")  # first: a device without one (a TPU) says why before any other fact it lacks
     if e.device.fact("gemm_fixed_cost") is None:  # the ideal model: the roofline alone
-        return largest("time", e["t_mem"], e["t_math_tiles"], e.fact("kernel_floor"))
-    roof = largest("roofline time", e["t_mem"], e["t_math_tiles"], e.fact("kernel_floor"))
+        return largest("time", e["t_mem"], e["t_math_tiles"], floor)
+    roof = largest("roofline time", e["t_mem"], e["t_math_tiles"], floor)
     return total("time", roof, e.fact("gemm_fixed_cost"), note="a GEMM timed alone: its roofline time and its fixed "
                  "cost")
 

@@ -51,6 +51,7 @@ def repeat_kernel_times(inner: Estimate) -> list[float]:
 def _timeline(e: Estimate) -> launches.Timeline:
     cached = getattr(e, "_timeline", None)
     if cached is None:
+        e["launch_cost"]  # first: a device without one (a TPU) says why before any other fact it lacks
         w = e.workload
         if w.replays:  # a replay is one launch, and the GPU runs the graph's nodes back to back
             cached = launches.run([_inner(e)["busy_time"].number], w.count, e["launch_cost"].number,
