@@ -387,8 +387,9 @@ def _update(report, silent: bool = False) -> int:
     changed, files = updated.changed, updated.files
     notes = [f"{updated.refused_claims} not written (see above)"] if updated.refused else []
     if updated.left:
-        notes.append(f"{updated.left} failing claim{'s' * (updated.left != 1)} need a person (ranges, bounds, "
-                     "arithmetic, other sources)")
+        one = updated.left == 1
+        notes.append(f"{updated.left} failing claim{'' if one else 's'} need{'s' if one else ''} a person (ranges, "
+                     "bounds, arithmetic, other sources)")
     print(f"updated {changed} claim{'s' * (changed != 1)} in {files} file{'s' * (files != 1)}"
           + "".join(f"; {note}" for note in notes))
     if updated.refused:

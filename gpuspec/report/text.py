@@ -187,9 +187,11 @@ def _shortened(value: Value | None) -> bool:
 
 
 def derivation(value: Value, depth: int = 3) -> list[str]:
-    """The value's derivation, then those of its inputs, indented, to `depth` levels, each value once."""
+    """The value's derivation, then those of its inputs, indented, to `depth` levels, each value once (an
+    operand written twice, `y.time + y.time`, is derived once)."""
     lines: list[str] = []
     seen: set[int] = set()
+    said: set[str] = set()
 
     def walk(v: Value, level: int) -> None:
         if id(v) in seen or level > depth:
@@ -200,7 +202,11 @@ def derivation(value: Value, depth: int = 3) -> list[str]:
         if v.rule == "{0}" and level > 0:  # a plain renaming says nothing new
             walk(v.inputs[0], level)
             return
-        lines.append("  " * level + v.derivation())
+        line = v.derivation()
+        if line in said:
+            return
+        said.add(line)
+        lines.append("  " * level + line)
         for child in v.inputs:
             walk(child, level + 1)
 
