@@ -487,3 +487,24 @@ def test_a_pyproject_that_is_not_toml_is_pytests_own_usage_error_at_its_place(py
     pytester.makepyprojecttoml("[tool.gpuspec\nmarkdown = true\n")  # pytest reads the file before any plugin
     result = pytester.runpytest()
     assert result.ret == 4 and "(at line 1, column 14)" in result.stderr.str()
+
+
+def test_tool_gpuspec_markdown_globs_choose_the_documents_collected(pytester):
+    (pytester.path / "docs").mkdir()
+    (pytester.path / "docs" / "post.md").write_text(DOC, encoding="utf-8")
+    (pytester.path / "notes").mkdir()
+    (pytester.path / "notes" / "n.md").write_text(DOC, encoding="utf-8")
+    pytester.makepyprojecttoml('[tool.gpuspec]\nmarkdown = ["docs/**/*.md"]\n')
+    result = pytester.runpytest("--collect-only", "-q")
+    assert {item.split("::")[0] for item in collected_ids(result)} == {"docs/post.md"}
+    assert {item.split("::")[0] for item in collected_ids(pytester.runpytest("--collect-only", "-q",
+                                                                             "--gpuspec-markdown"))} == {
+        "docs/post.md", "notes/n.md"}  # the option wins: every document
+
+
+def test_tool_gpuspec_sources_apply_to_specs_that_set_none(pytester):
+    pytester.makefile(".gpu", a=PASSING)
+    pytester.makepyprojecttoml('[tool.gpuspec]\nsources = ["measured"]\n')
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(skipped=1)  # checked against the measured source alone, and nothing was measured
+    assert "measurements need `--measure`" in result.stdout.str()

@@ -244,3 +244,23 @@ def test_config_names_a_file_that_is_not_there_or_takes_the_wrong_type(tmp_path)
     assert error.code == "no-such-path" and "nope.toml" in error.message
     with pytest.raises(TypeError, match="config must be True, False or a path"):
         gpuspec.check("device H100-SXM\n", config=1)
+
+
+def test_against_names_the_sources_of_specs_that_set_none():
+    report = gpuspec.check("device H100-SXM\n" + WORKLOAD, against=("model", "measured"))
+    assert [(v.source, v.status) for v in report] == [("model", "pass"), ("measured", "skip")] * 2
+    assert [v.source for v in gpuspec.check("device H100-SXM\n" + WORKLOAD, against="measured")] == ["measured"] * 2
+    own = gpuspec.check("device H100-SXM\nset sources = model\n" + WORKLOAD, against="measured")
+    assert [v.source for v in own] == ["model", "model"]  # the spec's own `set sources` wins
+    (error,) = gpuspec.check("device H100-SXM\n" + WORKLOAD, against=["model", "mesured"]).errors
+    assert error.message == "against=: `mesured` is not a source" and "did you mean `measured`" in error.help
+    with pytest.raises(TypeError, match="against must be"):
+        gpuspec.check(WORKLOAD, against=3)  # type: ignore[arg-type]
+
+
+def test_against_wins_over_sources_in_the_table(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpuspec]\nsources = ["measured"]\ndevice = "H100-SXM"\n',
+                                             encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert {v.source for v in gpuspec.check(WORKLOAD)} == {"measured"}
+    assert {v.source for v in gpuspec.check(WORKLOAD, against="model")} == {"model"}
