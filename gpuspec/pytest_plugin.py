@@ -229,10 +229,16 @@ class ClaimItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ClaimFailed):
-            from gpuspec.report.text import WHOLE, failure
+            from gpuspec.report.text import WHOLE, failure, shortened
 
-            # the whole derivation, as `gpuspec check -v` prints it
-            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts, depth=WHOLE))
+            failed = excinfo.value.args[0]
+            if self.config.getoption("verbose", 0) > 0:  # `pytest -v`: the whole derivation, as `check -v`
+                return "\n".join(line for v in failed for line in failure(v, self.verdicts, depth=WHOLE))
+            # as `gpuspec check` prints it: the claim, the value, the interval and the lines that decide it
+            lines = [line for v in failed for line in failure(v, self.verdicts, whole=False)]
+            if any(shortened(v.actual) for v in failed):
+                lines.append("(pytest -v shows the whole derivation)")
+            return "\n".join(lines)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -45,7 +45,7 @@ def render(report: Report, verbose: int = 0) -> str:
         lines.append("")
     for verdict in failures:
         lines.extend(failure(verdict, by_claim[id(verdict.claim)], whole=bool(level), depth=WHOLE if level else 3))
-    if failures and not level and any(_shortened(v.actual) for v in failures):
+    if failures and not level and any(shortened(v.actual) for v in failures):
         lines.append("(-v shows each failure's whole derivation)")
     if report.warnings:
         lines.append("")
@@ -181,7 +181,7 @@ def _decider(value: Value) -> Value | None:
     return found
 
 
-def _shortened(value: Value | None) -> bool:
+def shortened(value: Value | None) -> bool:
     """Whether the deciding lines leave out some of value's derivation."""
     return value is not None and len(derivation(value)) > len(deciding(value))
 
