@@ -86,9 +86,10 @@ class Verdict:
     """One claim against one source (`model`, `calibrated`, `measured`): `status` is "pass", "fail" or "skip".
 
     `value` is the computed number in SI units (a string for a word such as `memory-bound`; None when skipped),
-    `interval` its (low, high) when it is a range (a measured latency), `expected` the claim's number as written,
-    `derivation` how the value was worked out, in words and numbers: a line a step, each input two spaces under the
-    step that uses it."""
+    `expected` the claim's number as written, `interval` the (low, high) the claim allows in the same SI units (the
+    report's `± 10%: 18.0–22.0 µs`), `value_bounds` the value's own (low, high) (the number twice, unless the value
+    is a range: a measured latency), `derivation` how the value was worked out, in words and numbers: a line a
+    step, each input two spaces under the step that uses it."""
 
     __slots__ = ("_verdict",)
 
@@ -163,6 +164,19 @@ class Verdict:
 
     @property
     def interval(self) -> tuple[float, float] | None:
+        """The values the claim allows, (low, high) in SI units as `value` is: `≈ 20 µs ± 10%` allows
+        (18e-6, 22e-6), `62 waves` (61.5, 62.5) (what rounds to the digits written), `20–30 cycles` (19.5, 30.5);
+        a bound is open on one side (`< 25 µs`: (-inf, 25e-6)); None for a word such as `memory-bound`. A value
+        holds when it falls in it (a range, `value_bounds`, when it overlaps it for `=` and `≈`, and when all of
+        it falls in it for a bound); whether an end itself does follows the comparator (`<` leaves it out)."""
+        from gpuspec.verdicts import allowed
+
+        return allowed(self._verdict.claim)
+
+    @property
+    def value_bounds(self) -> tuple[float, float] | None:
+        """The value's own (low, high) in SI units: the number twice, unless the value is a range (a measured
+        latency, `200–300 cycles`); None without a number (skipped, or a word)."""
         actual = self._verdict.actual
         if actual is None or isinstance(actual.number, str):
             return None

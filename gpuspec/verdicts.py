@@ -1,6 +1,8 @@
 """Claims against values: the comparison rules (=, ≈, bounds, ranges, words) and a Verdict per claim and source."""
 from __future__ import annotations
 
+import math
+
 from gpuspec import metrics, model, units
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.expressions import evaluate
@@ -80,6 +82,33 @@ def holds(actual: Value, claim: Claim) -> bool:
     if comparator == ">":
         return low > want
     return low >= want - slack
+
+
+def allowed(claim: Claim) -> tuple[float, float] | None:
+    """The interval of values the claim allows, in SI units, as `holds` judges it: `≈ 20 µs ± 10%` allows
+    (18 µs, 22 µs), `62 waves` (61.5, 62.5) (what rounds to the digits written), `20–30 cycles` (19.5, 30.5), a
+    value written as arithmetic exactly itself; a bound is open on one side (`< 25 µs`: (-inf, 25 µs)). None for
+    a word (`memory-bound`). Whether an end itself is allowed follows the comparator (`<` leaves it out)."""
+    expected = claim.expected
+    if expected.kind == "word":
+        return None
+    want = float(expected.low)  # type: ignore[arg-type]
+    half = expected.resolution / 2
+    if expected.kind == "at_least":
+        return want - half, math.inf
+    if expected.kind == "range":
+        top = float(expected.high)  # type: ignore[arg-type]
+        widen = _tolerance(claim, want / 2 + top / 2) if claim.comparator == "≈" else 0.0
+        return want - half - widen, top + half + widen
+    comparator = claim.comparator
+    if comparator == "=":
+        return want - half, want + half
+    if comparator == "≈":
+        margin = _tolerance(claim, want)
+        return want - margin, want + margin
+    if comparator in ("<", "≤"):
+        return -math.inf, want
+    return want, math.inf
 
 
 def _overlap(low: float, high: float, lower: float, upper: float) -> bool:
