@@ -3,8 +3,11 @@
 Markdown files are collected when named on the command line (`pytest post.md`; one with no gpu blocks is a
 warning, and no tests ran), and for a whole tree with `--gpuspec-markdown`, the ini setting `gpuspec_markdown =
 true` or `markdown` in `[tool.gpuspec]` (true, or the globs of the files to collect). A file that does not parse
-or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names (globs relative to the rootdir), or else
-`exclude` of `[tool.gpuspec]`, are left to other collectors.
+or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names (globs
+relative to the rootdir), or else `exclude` of `[tool.gpuspec]`, are left to other collectors.
+
+A failing claim prints as `gpuspec check` prints it (the claim, the value against the interval, the lines of the
+derivation that decide it); with `pytest -v` as `check -v` (the whole derivation).
 
 `[tool.gpuspec]` of the nearest pyproject.toml (from where pytest was started, as `gpuspec check` finds it) applies
 under pytest's own options and ini settings, by the rule `gpuspec check` keeps (config.Config.under): its

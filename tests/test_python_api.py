@@ -273,7 +273,7 @@ def test_interval_is_what_the_claim_allows_and_value_bounds_the_values_own():
     assert got["33.5 MB read"][:2] == ("fail", pytest.approx((33.45e6, 33.55e6)))  # 33.55 MB does not round to it
     assert got["< 25 µs"][1] == (-inf, pytest.approx(25e-6)) and got["≥ 10 µs"][1] == (pytest.approx(10e-6), inf)
     assert got["memory-bound"][1:] == (None, None)
-    assert got["≈ 40 µs"][:2] == ("fail", pytest.approx((36e-6, 44e-6)))  # a failure's too: the claim's, not the value's
+    assert got["≈ 40 µs"][:2] == ("fail", pytest.approx((36e-6, 44e-6)))  # the claim's, not the failing value's
     assert got["device.l2_latency = 200–300 cycles"][1] == (199.5, 300.5)
     low, high = got["device.l2_latency = 200–300 cycles"][2]  # a measured latency: a range of its own
     assert 199.5 <= low < high <= 300.5

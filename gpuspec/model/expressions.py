@@ -76,13 +76,17 @@ def _flattened(template: str, ref: Ref, args: list[Value]) -> tuple[str, tuple[V
     pieces: list[str] = []
     for written, value in zip(ref.args, args):
         if _is_arithmetic(written) and value.rule is not None:
-            offset = len(inputs)
+            pieces.append(_renumbered(value.rule, len(inputs)))
             inputs.extend(value.inputs)
-            pieces.append(_PLACEHOLDER.sub(lambda m: f"{{{int(m[1]) + offset}}}", value.rule))
         else:
             inputs.append(_as_written(written, value))
             pieces.append(f"{{{len(inputs) - 1}}}")
     return _PLACEHOLDER.sub(lambda m: pieces[int(m[1])], template), tuple(inputs)
+
+
+def _renumbered(rule: str, offset: int) -> str:
+    """`{0} × {1}` with its placeholders moved up by `offset` (`{2} × {3}`)."""
+    return _PLACEHOLDER.sub(lambda m: f"{{{int(m[1]) + offset}}}", rule)
 
 
 def _is_arithmetic(ref: Ref) -> bool:
