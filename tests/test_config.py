@@ -298,3 +298,22 @@ def test_under_is_the_one_rule_what_is_given_wins_and_the_rest_is_kept(project):
     with pytest.raises(SpecError) as raised:
         found.under(tolerance="5", sources=["none"], named=lambda key: f"{key}=")
     assert [d.message.split(":")[0] for d in raised.value.diagnostics] == ["tolerance=", "sources="]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), [
+    ("docs/**/*.md", "docs/a.md", True),
+    ("docs/**/*.md", "docs/x/y/a.md", True),
+    ("docs/**/*.md", "docsx/a.md", False),
+    ("**/drafts", "drafts/a.gpu", True),
+    ("*.md", "deep/in/a.md", True),  # `*` crosses `/`, as for exclude
+    ("[!a].md", "b.md", True),
+    ("[!a].md", "a.md", False),
+    ("a[z-a].md", "a[z-a].md", True),  # not a set: the characters themselves, never an error
+    ("[", "[", True),
+    ("(.*)+$", "x.md", False),  # regular-expression syntax is plain text in a glob
+    ("\\", "\\", True),
+])
+def test_globs_match_as_documented_and_a_hostile_one_is_no_error(pattern, path, expected):
+    from gpuspec.api import matches
+
+    assert matches(path, [pattern]) is expected
