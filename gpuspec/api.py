@@ -15,12 +15,14 @@ nowhere else.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attrs import field
+from attrs import evolve, field
 
 from gpuspec import model
 from gpuspec.diagnostics import Diagnostic, SpecError
@@ -79,7 +81,7 @@ def spec_files(paths: list[str], search: Search | None = None) -> tuple[list[Pat
         elif path.is_dir():
             suffixes = (SPEC_SUFFIX, *MARKDOWN_SUFFIXES) if search.markdown else (SPEC_SUFFIX,)
             candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes
-                                and not search.excludes(p))
+                                and not search.excludes(p) and (p.suffix == SPEC_SUFFIX or search.reads_markdown(p)))
             found.extend(p for p in candidates if p.suffix == SPEC_SUFFIX or _mentions_gpu(p))
         elif path.is_file():
             found.append(path)
@@ -94,24 +96,71 @@ def spec_files(paths: list[str], search: Search | None = None) -> tuple[list[Pat
 
 @record
 class Search(Record):
-    """How folders are searched for specs: whether their Markdown files are read for gpu blocks, and the glob
-    patterns (`fnmatch`, `*` crossing `/`) of files and folders to skip, relative to `root`."""
+    """How folders are searched for specs: whether their Markdown files are read for gpu blocks (all of them, or
+    those `markdown_globs` match, relative to `markdown_root`), and the glob patterns of files and folders to skip,
+    relative to `root`. A pattern matches a file's path from its root or any folder above the file (`drafts`
+    skips all below drafts/); `*` crosses `/`, and `**/` also stands for no folder at all (`docs/**/*.md` matches
+    docs/a.md)."""
 
     markdown: bool = True
     exclude: tuple[str, ...] = field(default=(), converter=as_tuple)
     root: str = "."
     stdin_name: str = "<stdin>"  # what `-` is called (`--stdin-filename`): a .md name reads it as Markdown
+    markdown_globs: tuple[str, ...] = field(default=(), converter=as_tuple)  # none: every Markdown file
+    markdown_root: str = "."
 
     def excludes(self, path: Path) -> bool:
-        if not self.exclude:
-            return False
-        import os
-        from fnmatch import fnmatchcase
+        return bool(self.exclude) and matches(path, self.exclude, self.root)
 
-        relative = Path(os.path.relpath(path, self.root)).as_posix()
-        parts = relative.split("/")
-        within = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]  # the file and each folder above it
-        return any(fnmatchcase(name, pattern.rstrip("/")) for name in within for pattern in self.exclude)
+    def reads_markdown(self, path: Path) -> bool:
+        """Whether a Markdown file found in a folder is read for gpu blocks (a file named is always read)."""
+        if not self.markdown:
+            return False
+        return not self.markdown_globs or matches(path, self.markdown_globs, self.markdown_root)
+
+
+def matches(path: str | Path, patterns: Sequence[str], root: str = ".") -> bool:
+    """Whether any of the glob `patterns` matches `path` (relative to `root`) or a folder above it."""
+    import os
+
+    relative = Path(os.path.relpath(path, root)).as_posix()
+    parts = relative.split("/")
+    within = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]  # the file and each folder above it
+    compiled = [_glob(pattern.rstrip("/")) for pattern in patterns]
+    return any(glob.fullmatch(name) for name in within for glob in compiled)
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(pattern: str) -> re.Pattern:
+    """A shell glob as a regular expression: `*` and `**` any characters, `/` too (as fnmatch has it), `**/` also
+    nothing (no folder), `?` one character, `[...]` a set (`[!...]` its complement)."""
+    out, at = [], 0
+    while at < len(pattern):
+        if pattern.startswith("**/", at):
+            out.append("(?:.*/)?")
+            at += 3
+        elif pattern[at] == "*":
+            out.append(".*")
+            at += 2 if pattern.startswith("**", at) else 1
+        elif pattern[at] == "?":
+            out.append(".")
+            at += 1
+        elif pattern[at] == "[" and "]" in pattern[at + 2:]:
+            end = pattern.index("]", at + 2)
+            body = pattern[at + 1:end].replace("\\", "\\\\")
+            body = "^" + body[1:] if body.startswith("!") else body.replace("^", "\\^", 1)
+            try:
+                re.compile(f"[{body}]")
+            except re.error:  # `[z-a]`: not a set, so the characters themselves
+                out.append(re.escape("["))
+                at += 1
+                continue
+            out.append(f"[{body}]")
+            at = end + 1
+        else:
+            out.append(re.escape(pattern[at]))
+            at += 1
+    return re.compile("".join(out), re.S)
 
 
 def file_identity(path: str | Path) -> object:
@@ -339,7 +388,7 @@ def run_check(paths: Iterable[str], sources: Sources | None = None, defaults: De
     if refused:  # a --device that names no device: nothing is checked for a device other than the one asked for
         return Report([], refused, [], {}, paths=paths)
     if device is not None:  # a spec that names no device is checked for the one asked for too
-        defaults = Defaults(device, defaults.tolerance if defaults is not None else None)
+        defaults = evolve(defaults or Defaults(), device=device)
     return check_specs(load_specs(paths, defaults, search, device, rebound), sources)
 
 

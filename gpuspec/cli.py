@@ -142,6 +142,21 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "junit", "markdown", "github"),
                        help="output format (default: text, or `format` of [tool.gpuspec])")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE (the summary still prints)")
+    judged = check.add_argument_group("defaults (each wins over its key in [tool.gpuspec]; a spec's own lines win "
+                                      "over both)")
+    judged.add_argument("--tolerance", metavar="TOL",
+                        help="the tolerance of ≈ claims in specs without `set tolerance`: 5%%, 2 µs (default 10%%)")
+    judged.add_argument("--sources", metavar="NAMES",
+                        help="what claims are checked against in specs without `set sources`: model, calibrated, "
+                             "measured, separated by commas (default: the model and each source given)")
+    judged.add_argument("--exclude", metavar="GLOB", action="append",
+                        help="skip the files and folders this glob matches when searching folders (repeatable; "
+                             "replaces `exclude` of [tool.gpuspec]); a file named is still checked")
+    judged.add_argument("--markdown", metavar="GLOB", action="append",
+                        help="search folders' Markdown files that this glob matches, and no others (repeatable; "
+                             "--markdown '*' all of them, the default)")
+    judged.add_argument("--no-markdown", action="store_true",
+                        help="search folders for .gpu files alone (a Markdown file named is still read)")
     check.add_argument("--update", action="store_true",
                        help="rewrite each failing claim's number to the computed value, at the precision written")
     check.add_argument("--allow-nothing-checked", action="store_true",
@@ -313,10 +328,20 @@ def _configured(args):
     """[tool.gpuspec] of the nearest pyproject.toml, under what the command line gave (which wins): the paths,
     format, profile and results set into `args`; returns the run's defaults and how to search folders, or exit 2
     after printing what is wrong with the configuration."""
+    if args.markdown and args.no_markdown:
+        return _misuse(args, "--markdown names the Markdown files to search and --no-markdown searches none; use "
+                             "one or the other")
     found = _configuration()
     if isinstance(found, int):
         return found
-    found = found.under(args.paths, args.format, args.profile, args.results)
+    markdown = False if args.no_markdown else args.markdown
+    try:
+        found = found.under(args.paths, args.format, args.profile, args.results, markdown=markdown,
+                            exclude=args.exclude, tolerance=args.tolerance,
+                            sources=[args.sources] if args.sources is not None else None)
+    except SpecError as error:
+        problem = error.diagnostics[0]
+        return _misuse(args, problem.message + (f" ({problem.help})" if problem.help else ""))
     args.paths = list(found.paths) or ["."]
     args.format = found.format or "text"
     args.profile = found.profile
@@ -387,8 +412,9 @@ def _update(report, silent: bool = False) -> int:
     changed, files = updated.changed, updated.files
     notes = [f"{updated.refused_claims} not written (see above)"] if updated.refused else []
     if updated.left:
-        notes.append(f"{updated.left} failing claim{'s' * (updated.left != 1)} need a person (ranges, bounds, "
-                     "arithmetic, other sources)")
+        one = updated.left == 1
+        notes.append(f"{updated.left} failing claim{'' if one else 's'} need{'s' if one else ''} a person (ranges, "
+                     "bounds, arithmetic, other sources)")
     print(f"updated {changed} claim{'s' * (changed != 1)} in {files} file{'s' * (files != 1)}"
           + "".join(f"; {note}" for note in notes))
     if updated.refused:

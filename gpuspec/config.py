@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from attrs import field
@@ -24,10 +25,13 @@ FORMATS = ("text", "json", "junit", "markdown", "github")
 # Each key, the type it takes in words, and what it means (README's table says the same).
 KEYS = {
     "paths": "a list of paths: what `gpuspec check` checks when given none (default: the current folder)",
-    "markdown": "true or false: whether folders' Markdown files are searched for gpu blocks (default true)",
+    "markdown": "true, false or a list of glob patterns: which of folders' Markdown files are searched for gpu "
+                "blocks (true: all, the default; [\"docs/**/*.md\"]: those the patterns match)",
     "exclude": "a list of glob patterns: files and folders skipped when searching folders",
     "tolerance": "a string such as \"5%\" or \"2 µs\": the tolerance of ≈ claims in specs that set none",
     "device": "a string: the catalog device of workloads in specs that name none",
+    "sources": "a list of sources, such as [\"model\", \"measured\"]: what claims are checked against in specs "
+               "without `set sources` (model, calibrated, measured; default: the model and each source given)",
     "profile": "a string: the calibration profile (the calibrated source)",
     "results": "a list of paths: results files (the measured source)",
     "format": f"one of {', '.join(FORMATS)}: the output format of `gpuspec check`",
@@ -51,18 +55,60 @@ class Config(Record):
     keys: frozenset[str] = frozenset()  # the keys the table sets (a tool whose default differs asks: pytest)
 
     def under(self, paths=(), format: str | None = None, profile: str | None = None, results=(),
-              markdown: bool | None = None, exclude=None) -> Config:
-        """This configuration under what a command gave (the command line, pytest's options and ini settings),
-        which wins wherever it is given: the one rule the CLI and the pytest plugin both keep."""
+              markdown: bool | Sequence[str] | None = None, exclude=None, tolerance: str | None = None,
+              sources: Sequence[str] | None = None, device: str | None = None,
+              named: Callable[[str], str] = lambda key: f"--{key}") -> Config:
+        """This configuration under what a command gave (the command line, pytest's options and ini settings, the
+        Python API's arguments), which wins wherever it is given: the one rule the CLI, the pytest plugin and the
+        Python API keep. `markdown` is True (every Markdown file), False (none) or glob patterns; `exclude` and
+        `markdown` patterns given here are relative to the current folder. A tolerance, source or device that is
+        wrong raises SpecError, each problem said of the option as `named(key)` names it (`--tolerance`)."""
         import attrs
 
         search = self.search
-        if markdown is not None:
-            search = attrs.evolve(search, markdown=markdown)
+        if markdown is True or markdown is False:
+            search = attrs.evolve(search, markdown=markdown, markdown_globs=(), markdown_root=".")
+        elif markdown is not None:
+            search = attrs.evolve(search, markdown=True, markdown_globs=tuple(markdown), markdown_root=".")
         if exclude is not None:  # the command's own globs, relative to where it runs
             search = attrs.evolve(search, exclude=tuple(exclude), root=".")
+        defaults = self.defaults
+        problems: list[Diagnostic] = []
+        if device is not None or tolerance is not None:
+            from gpuspec.resolve.defaults import defaults as checked
+
+            found, wrong = checked(device, tolerance)
+            problems += [attrs.evolve(p, message=f"{named('device' if p.code == 'unknown-device' else 'tolerance')}"
+                                      f": {p.message}") for p in wrong]
+            defaults = attrs.evolve(defaults, device=found.device if device is not None else defaults.device,
+                                    tolerance=found.tolerance if tolerance is not None else defaults.tolerance)
+        if sources is not None:
+            chosen, wrong_source = checked_sources(sources)
+            if wrong_source is not None:
+                problems.append(Diagnostic("bad-setting", f"{named('sources')}: {wrong_source[0]}", None,
+                                           wrong_source[1]))
+            defaults = attrs.evolve(defaults, sources=chosen)
+        if problems:
+            raise SpecError(problems)
         return attrs.evolve(self, paths=tuple(paths) or self.paths, format=format or self.format,
-                            profile=profile or self.profile, results=tuple(results) or self.results, search=search)
+                            profile=profile or self.profile, results=tuple(results) or self.results, search=search,
+                            defaults=defaults, device=device if device is not None else self.device)
+
+
+def checked_sources(names: Sequence[str]) -> tuple[tuple[str, ...] | None, tuple[str, str] | None]:
+    """Source names as `set sources` takes them (`model`, `calibrated`, `measured`, each once; a name may hold
+    several, separated by commas: `model,measured`), or None and (what is wrong, what would be right)."""
+    from gpuspec.program import SOURCES
+
+    words = [word.strip() for name in names for word in str(name).split(",")]
+    words = [word for word in words if word]
+    if not words:
+        return None, ("names no source", f"name one or more of {', '.join(SOURCES)}")
+    for word in words:
+        if word not in SOURCES:
+            return None, (f"`{word}` is not a source", did_you_mean(word, SOURCES) or f"the sources are "
+                                                                                      f"{', '.join(SOURCES)}")
+    return tuple(dict.fromkeys(words)), None
 
 
 def load(start: str | Path = ".") -> Config:
@@ -251,9 +297,25 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
     found_paths = tuple(_relative(root / path) for path in paths("paths"))
     exclude = paths("exclude")
     markdown = table.get("markdown", True)
-    if not isinstance(markdown, bool):
-        wrong("markdown", f"must be true or false, not {_kind(markdown)}")
+    markdown_globs: tuple[str, ...] = ()
+    if isinstance(markdown, list):
+        markdown_globs = paths("markdown")
+        if not markdown:  # `markdown = []`
+            wrong("markdown", "is an empty list", "write `markdown = false` to search no Markdown file, or give "
+                                                  "glob patterns such as [\"docs/**/*.md\"]")
         markdown = True
+    elif not isinstance(markdown, bool):
+        wrong("markdown", f"must be true, false or a list of glob patterns, not {_kind(markdown)}")
+        markdown = True
+    sources: tuple[str, ...] | None = None
+    if "sources" in table:
+        given = table["sources"]
+        if not isinstance(given, list) or not all(isinstance(item, str) for item in given):
+            wrong("sources", f"must be a list of strings, such as [\"model\", \"measured\"], not {_kind(given)}")
+        else:
+            sources, problem = checked_sources(given)
+            if problem is not None:
+                wrong("sources", problem[0], problem[1])
     results = tuple(_relative(root / path) for path in paths("results"))
     profile = string("profile")
     format = string("format")
@@ -272,12 +334,13 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
 
     with_device, device_problems = checked_defaults(device, None, locate.key("device"))
     with_tolerance, tolerance_problems = checked_defaults(None, tolerance, None, locate.key("tolerance"))
-    defaults = Defaults(with_device.device, with_tolerance.tolerance)
+    defaults = Defaults(with_device.device, with_tolerance.tolerance, sources)
     for key, problems in (("device", device_problems), ("tolerance", tolerance_problems)):
         errors.extend(Diagnostic(p.code, f"[tool.gpuspec] `{key}`: {p.message}", p.span, p.help) for p in problems)
     if errors:
         raise SpecError(errors)
-    return Config(shown, found_paths, Search(markdown, exclude, _relative(root)), defaults, device,
+    search = Search(markdown, exclude, _relative(root), markdown_globs=markdown_globs, markdown_root=_relative(root))
+    return Config(shown, found_paths, search, defaults, device,
                   _relative(root / profile) if profile else None, results, format, frozenset(table))
 
 

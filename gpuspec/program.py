@@ -153,9 +153,11 @@ _ROUNDERS = {"ceil": math.ceil, "floor": math.floor, "round": round, "sqrt": mat
 
 @record
 class Defaults(Record):
-    """What a run gives every spec before its first line (from `[tool.gpuspec]` or the Python API): a device for
-    workloads in a spec that names none, and the tolerance of `≈` claims in a spec that sets none. A spec's own
-    `device` and `set tolerance` lines win."""
+    """What a run gives every spec before its first line (from `[tool.gpuspec]`, the command line or the Python
+    API): a device for workloads in a spec that names none, the tolerance of `≈` claims in a spec that sets none,
+    and the sources claims are checked against, as `set sources = ...` names them. A spec's own `device`, `set
+    tolerance` and `set sources` lines win."""
 
     device: object | None = None        # a devices.Device
     tolerance: Tolerance | None = None
+    sources: tuple[str, ...] | None = None  # some of SOURCES, each once

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Union
 from gpuspec import api
 from gpuspec.api import Sources
 from gpuspec.diagnostics import Diagnostic
-from gpuspec.program import Defaults
 
 if TYPE_CHECKING:
     from gpuspec import report as report_module
@@ -87,9 +86,10 @@ class Verdict:
     """One claim against one source (`model`, `calibrated`, `measured`): `status` is "pass", "fail" or "skip".
 
     `value` is the computed number in SI units (a string for a word such as `memory-bound`; None when skipped),
-    `interval` its (low, high) when it is a range (a measured latency), `expected` the claim's number as written,
-    `derivation` how the value was worked out, in words and numbers: a line a step, each input two spaces under the
-    step that uses it."""
+    `expected` the claim's number as written, `interval` the (low, high) the claim allows in the same SI units (the
+    report's `± 10%: 18.0–22.0 µs`), `value_bounds` the value's own (low, high) (the number twice, unless the value
+    is a range: a measured latency), `derivation` how the value was worked out, in words and numbers: a line a
+    step, each input two spaces under the step that uses it."""
 
     __slots__ = ("_verdict",)
 
@@ -164,6 +164,19 @@ class Verdict:
 
     @property
     def interval(self) -> tuple[float, float] | None:
+        """The values the claim allows, (low, high) in SI units as `value` is: `≈ 20 µs ± 10%` allows
+        (18e-6, 22e-6), `62 waves` (61.5, 62.5) (what rounds to the digits written), `20–30 cycles` (19.5, 30.5);
+        a bound is open on one side (`< 25 µs`: (-inf, 25e-6)); None for a word such as `memory-bound`. A value
+        holds when it falls in it (a range, `value_bounds`, when it overlaps it for `=` and `≈`, and when all of
+        it falls in it for a bound); whether an end itself does follows the comparator (`<` leaves it out)."""
+        from gpuspec.verdicts import allowed
+
+        return allowed(self._verdict.claim)
+
+    @property
+    def value_bounds(self) -> tuple[float, float] | None:
+        """The value's own (low, high) in SI units: the number twice, unless the value is a range (a measured
+        latency, `200–300 cycles`); None without a number (skipped, or a word)."""
         actual = self._verdict.actual
         if actual is None or isinstance(actual.number, str):
             return None
@@ -306,7 +319,8 @@ class Explained:
 
 
 def check(text_or_paths: Input | None = None, *, device: str | None = None, tolerance: str | None = None,
-          sources: Sources | None = None, name: str = _TEXT_NAME, config: bool | PathLike = True) -> Report:
+          sources: Sources | None = None, against: str | Sequence[str] | None = None, name: str = _TEXT_NAME,
+          config: bool | PathLike = True) -> Report:
     """Check every claim, as `gpuspec check` does, and return the Report.
 
     text_or_paths: a `str` is spec text (named `name` in errors; a `name` ending in .md reads it as Markdown);
@@ -316,17 +330,21 @@ def check(text_or_paths: Input | None = None, *, device: str | None = None, tole
     device: a catalog device (`"H100-SXM"`) for the workloads of specs that name none; a spec's own `device` wins.
     tolerance: the tolerance of `≈` claims in specs that set none (`"5%"`, `"2 µs"`); default ± 10%.
     sources: what to check against beside the model: `gpuspec.Sources(profile=..., results=(...,))`.
+    against: the sources claims are checked against in specs without `set sources` (`("model", "measured")`, or
+        `"model,measured"`), as `sources` of `[tool.gpuspec]` and `check --sources` name them; a spec's own `set
+        sources` wins. Default: the model, and each source `sources` gives that can say something of a claim.
     config: `[tool.gpuspec]` under these arguments, as the command line reads it: True (the default) that of the
         nearest pyproject.toml from the current folder up, a path that pyproject.toml (or the folder to look up
-        from), False none. Its device, tolerance, profile, results, Markdown and exclude settings apply where the
-        arguments give none.
+        from), False none. Its device, tolerance, sources, profile, results, Markdown and exclude settings apply
+        where the arguments give none (config.Config.under, the rule the command line keeps).
 
     Invalid input comes back in `report.errors`, located; it is never raised.
     """
     found, wrong = _configuration(config)
     if wrong is not None:
         return Report(api.check_specs(wrong))
-    defaults, problems = _defaults(device, tolerance, found.defaults)
+    found, problems = _under(found, device, tolerance, against)
+    defaults = found.defaults
     if text_or_paths is None:
         text_or_paths = [*found.paths] or ["."]
     if isinstance(text_or_paths, str):
@@ -349,9 +367,10 @@ def explain(text_or_path: str | os.PathLike[str], line: int | None = None, *, de
     found, wrong = _configuration(config)
     if wrong is not None:
         return Explained([], wrong.diagnostics)
-    defaults, problems = _defaults(device, None, found.defaults)
+    found, problems = _under(found, device, None, None)
     if problems:
         return Explained([], problems)
+    defaults = found.defaults
     if isinstance(text_or_path, str):
         specs = api.text_specs(text_or_path, name, defaults)
         if specs.diagnostics:
@@ -411,24 +430,21 @@ def _configuration(config: object):
         return project.Config(), api.Specs([], [], error.diagnostics, {f: read_leniently(f) for f in files})
 
 
-def _defaults(device: object, tolerance: object, configured: Defaults | None = None) \
-        -> tuple[Defaults, list[Diagnostic]]:
-    """The run's defaults: the arguments, where given, over those of [tool.gpuspec]."""
+def _under(found, device: object, tolerance: object, against: object):
+    """[tool.gpuspec] under the arguments, by the rule the command line keeps (config.Config.under), and the
+    problems with the arguments (each said of its argument: `device=: unknown device ...`), the table's own
+    settings kept where an argument is wrong."""
+    from gpuspec.diagnostics import SpecError
+
     for argument, given in (("device", device), ("tolerance", tolerance)):
         if given is not None and not isinstance(given, str):
             raise TypeError(f"{argument} must be a str, not {type(given).__name__}")
-    configured = configured or Defaults()
-    if device is None and tolerance is None:
-        return configured, []
-    from gpuspec.resolve.defaults import defaults
-
-    found, problems = defaults(device, tolerance)  # type: ignore[arg-type]
-    merged = Defaults(found.device if device is not None else configured.device,
-                      found.tolerance if tolerance is not None else configured.tolerance)
-    return merged, [_about_argument(problem) for problem in problems]
-
-
-def _about_argument(problem: Diagnostic) -> Diagnostic:
-    argument = "device" if problem.code == "unknown-device" else "tolerance"
-    return Diagnostic(problem.code, f"{argument}=: {problem.message}", None, problem.help)
-
+    if isinstance(against, str):
+        against = [against]
+    elif against is not None and not (isinstance(against, (list, tuple)) and all(isinstance(a, str) for a in against)):
+        raise TypeError(f"against must be a str or a sequence of str, not {type(against).__name__}")
+    try:
+        return found.under(device=device, tolerance=tolerance, sources=against,
+                           named=lambda key: ("against" if key == "sources" else key) + "="), []
+    except SpecError as error:
+        return found, list(error.diagnostics)

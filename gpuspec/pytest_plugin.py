@@ -2,14 +2,17 @@
 
 Markdown files are collected when named on the command line (`pytest post.md`; one with no gpu blocks is a
 warning, and no tests ran), and for a whole tree with `--gpuspec-markdown`, the ini setting `gpuspec_markdown =
-true` or `markdown = true` in `[tool.gpuspec]`. A file that does not parse or resolve is one failing item that
-shows the errors. Files that the ini setting `gpuspec_exclude` names (globs relative to the rootdir), or else
-`exclude` of `[tool.gpuspec]`, are left to other collectors.
+true` or `markdown` in `[tool.gpuspec]` (true, or the globs of the files to collect). A file that does not parse
+or resolve is one failing item that shows the errors. Files that the ini setting `gpuspec_exclude` names (globs
+relative to the rootdir), or else `exclude` of `[tool.gpuspec]`, are left to other collectors.
+
+A failing claim prints as `gpuspec check` prints it (the claim, the value against the interval, the lines of the
+derivation that decide it); with `pytest -v` as `check -v` (the whole derivation).
 
 `[tool.gpuspec]` of the nearest pyproject.toml (from where pytest was started, as `gpuspec check` finds it) applies
-under pytest's own options and ini settings, by the rule `gpuspec check` keeps (config.Config.under): its device
-and tolerance for specs that set none, its profile and results files, its Markdown and exclude settings. A mistake
-in it is a usage error (exit 4), every problem located.
+under pytest's own options and ini settings, by the rule `gpuspec check` keeps (config.Config.under): its
+device, tolerance and sources for specs that set none, its profile and results files, its Markdown and exclude
+settings. A mistake in it is a usage error (exit 4), every problem located.
 
 Claims are checked as `gpuspec check` checks them (through gpuspec.api), against the model and, when given, a
 calibration profile (`--gpuspec-profile FILE` or the ini setting `gpuspec_profile`) and saved results
@@ -84,16 +87,17 @@ def _unset_as_none(value):
     return None if value is None or value == [] else value
 
 
-def _markdown_given(config, found) -> bool:
+def _markdown_given(config, found) -> bool | None:
     """Whether the tree's Markdown is collected: the option, else the ini setting, else `markdown` of
-    [tool.gpuspec] where it is written (its default is the CLI's, to search folders; pytest's is not to)."""
+    [tool.gpuspec] where it is written (None: as the table says, its globs too; where it is not written, False:
+    the CLI's default is to search folders' Markdown, pytest's is not to)."""
     option = config.getoption("gpuspec_markdown")
     if option is not None:
         return bool(option)
     ini = _unset_as_none(config.getini("gpuspec_markdown"))
     if ini is not None:
         return bool(ini)
-    return found.search.markdown if "markdown" in found.keys else False
+    return None if "markdown" in found.keys else False
 
 
 def _ini_path(config, name: str, option: str | None) -> str | None:
@@ -137,7 +141,7 @@ def pytest_collect_file(parent, file_path: Path):
     if file_path.suffix in (".md", ".markdown"):
         if _identity(file_path) in parent.config.stash.get(_NAMED, frozenset()):  # `pytest post.md`: asked for
             return SpecFile.from_parent(parent, path=file_path)
-        if not _project(parent.config).search.markdown:
+        if not _project(parent.config).search.reads_markdown(file_path):  # not asked for, or not a glob's
             return None
         from gpuspec import markdown
         from gpuspec.text import read_leniently
@@ -228,10 +232,16 @@ class ClaimItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ClaimFailed):
-            from gpuspec.report.text import WHOLE, failure
+            from gpuspec.report.text import WHOLE, failure, shortened
 
-            # the whole derivation, as `gpuspec check -v` prints it
-            return "\n".join(line for v in excinfo.value.args[0] for line in failure(v, self.verdicts, depth=WHOLE))
+            failed = excinfo.value.args[0]
+            if self.config.getoption("verbose", 0) > 0:  # `pytest -v`: the whole derivation, as `check -v`
+                return "\n".join(line for v in failed for line in failure(v, self.verdicts, depth=WHOLE))
+            # as `gpuspec check` prints it: the claim, the value, the interval and the lines that decide it
+            lines = [line for v in failed for line in failure(v, self.verdicts, whole=False)]
+            if any(shortened(v.actual) for v in failed):
+                lines.append("(pytest -v shows the whole derivation)")
+            return "\n".join(lines)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -1,6 +1,8 @@
 """Claims against values: the comparison rules (=, ≈, bounds, ranges, words) and a Verdict per claim and source."""
 from __future__ import annotations
 
+import math
+
 from gpuspec import metrics, model, units
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.expressions import evaluate
@@ -80,6 +82,33 @@ def holds(actual: Value, claim: Claim) -> bool:
     if comparator == ">":
         return low > want
     return low >= want - slack
+
+
+def allowed(claim: Claim) -> tuple[float, float] | None:
+    """The interval of values the claim allows, in SI units, as `holds` judges it: `≈ 20 µs ± 10%` allows
+    (18 µs, 22 µs), `62 waves` (61.5, 62.5) (what rounds to the digits written), `20–30 cycles` (19.5, 30.5), a
+    value written as arithmetic exactly itself; a bound is open on one side (`< 25 µs`: (-inf, 25 µs)). None for
+    a word (`memory-bound`). Whether an end itself is allowed follows the comparator (`<` leaves it out)."""
+    expected = claim.expected
+    if expected.kind == "word":
+        return None
+    want = float(expected.low)  # type: ignore[arg-type]
+    half = expected.resolution / 2
+    if expected.kind == "at_least":
+        return want - half, math.inf
+    if expected.kind == "range":
+        top = float(expected.high)  # type: ignore[arg-type]
+        widen = _tolerance(claim, want / 2 + top / 2) if claim.comparator == "≈" else 0.0
+        return want - half - widen, top + half + widen
+    comparator = claim.comparator
+    if comparator == "=":
+        return want - half, want + half
+    if comparator == "≈":
+        margin = _tolerance(claim, want)
+        return want - margin, want + margin
+    if comparator in ("<", "≤"):
+        return -math.inf, want
+    return want, math.inf
 
 
 def _overlap(low: float, high: float, lower: float, upper: float) -> bool:
@@ -319,8 +348,24 @@ def _apart(actual: Value, claimed: float, unit: units.Unit | None) -> tuple[str,
     return shown, comes_to
 
 
+def _prefixed(number: float, unit: units.Unit, digits: int) -> str | None:
+    """`number` with the prefix that suits it, where in `unit` it would read `0.00002003 s` or `2.749e11 FLOP`
+    (`20.03 µs`, `274.9 GFLOP`); None where the unit written reads well, or no prefix would do better (a count,
+    a percentage, `3.8e25 FLOP`)."""
+    scaled = abs(number) / unit.scale
+    if (not scaled or 1e-3 <= scaled < 1e9 or unit.noun is not None or unit.symbol in ("%", "×")
+            or unit.dimension in (units.COUNT, units.CYCLES)):
+        return None
+    shown = Value("", number, unit.dimension).format(digits=digits)
+    return None if "e" in shown.split(" ")[0] else shown
+
+
 def _interval(centre: float, margin: float, unit: units.Unit | None) -> str:
-    """`27.0–33.0 µs`: the interval a tolerance allows, in the claim's unit."""
+    """`27.0–33.0 µs`: the interval a tolerance allows, in the claim's unit (with a prefix where that unit would
+    read `2.69e11–2.80e11 FLOP`: `269–280 GFLOP`)."""
+    if unit is not None and _prefixed(centre, unit, 3) is not None:
+        low, high = (Value("", n, unit.dimension).format() for n in (centre - margin, centre + margin))
+        return f"{low.split(' ')[0]}–{high}" if low.split(" ")[1:] == high.split(" ")[1:] else f"{low} – {high}"
     scale = unit.scale if unit else 1.0
     symbol = unit.symbol if unit else ""
     low, high = units.significant((centre - margin) / scale), units.significant((centre + margin) / scale)
@@ -338,8 +383,13 @@ def show(actual: Value, expected: Expected) -> str:
 
 
 def show_number(number: float, unit: units.Unit | None, expected: Expected | None = None) -> str:
+    """`number` in `unit`, with the digits the claim's own resolution asks for; a value so far from the unit that
+    it would read `0.00002003 s` or `2.003e10 µs` is shown with the prefix that suits it (`20.03 µs`)."""
     if unit is None:
         return units.format_count(number)
+    prefixed = _prefixed(number, unit, 4)
+    if prefixed is not None:
+        return prefixed
     decimals = 0
     if expected is not None and expected.unit is not None:
         step = expected.resolution / expected.unit.scale

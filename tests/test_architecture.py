@@ -359,6 +359,7 @@ FILE_READERS = {
     "parse": "the bundled grammar",
     "templating": "timing.py, which every generated program carries",
     "measure": "the programs it writes and runs",
+    "starter": "pip's record of where gpuspec was installed from (direct_url.json, through importlib.metadata)",
 }
 _READS = {"read_text", "read_bytes", "open", "fdopen", "write_text", "write_bytes", "stdin"}
 

@@ -118,7 +118,12 @@ def test_a_misspelt_key_is_named_with_its_place_and_the_valid_keys(project, caps
 
 @pytest.mark.parametrize(("table", "key", "words"), [
     ('paths = "specs"', "paths", "must be a list of strings"),
-    ("markdown = 1", "markdown", "must be true or false, not an integer"),
+    ("markdown = 1", "markdown", "must be true, false or a list of glob patterns, not an integer"),
+    ("markdown = []", "markdown", "is an empty list"),
+    ('markdown = ["docs/*.md", 2]', "markdown", "must be a list of strings"),
+    ('sources = "model"', "sources", "must be a list of strings, such as [\"model\", \"measured\"]"),
+    ('sources = ["modle"]', "sources", "`modle` is not a source"),
+    ("sources = []", "sources", "names no source"),
     ("tolerance = nan", "tolerance", "not the number nan"),
     ("tolerance = 0.05", "tolerance", "such as \"5%\""),
     ('tolerance = "1e400%"', "tolerance", "too large"),
@@ -203,3 +208,112 @@ def test_the_readme_shows_the_error_a_misspelt_key_gives(project, capsys):
     pyproject(project, '[project]\nname = "post"\n\n[tool.gpuspec]\npathes = ["specs"]\n')
     code, _, err = check(capsys)
     assert err == shown and code == 2
+
+
+NOTES = "# Notes\n\n```gpu\ndevice H100-SXM\nx * 2 on 4096² bf16 is ≈ 99 µs\n```\n"  # fails: 20.03 µs
+
+
+def test_markdown_globs_choose_which_of_folders_markdown_files_are_read(project, capsys):
+    (project / "notes").mkdir()
+    (project / "notes" / "n.md").write_text(NOTES, encoding="utf-8")
+    (project / "docs" / "deep").mkdir()
+    (project / "docs" / "deep" / "d.md").write_text(NOTES.replace("99", "20"), encoding="utf-8")
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\npaths = ["."]\nexclude = ["drafts"]\n'
+                       'markdown = ["docs/**/*.md"]\n')
+    code, out, _ = check(capsys)
+    assert out.splitlines() == ["docs/deep/d.md .", "docs/post.md .", "specs/a.gpu .", "3 passed, 0 failed"]
+    assert code == 0
+    code, out, _ = check(capsys, "notes/n.md")  # a file named is read whatever the globs say
+    assert code == 1 and out.splitlines()[-1] == "0 passed, 1 failed"
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\nexclude = ["drafts"]\nmarkdown = true\n')
+    code, out, _ = check(capsys)  # `markdown = true` is every Markdown file, as before
+    assert "notes/n.md F" in out.splitlines() and code == 1
+
+
+def test_the_command_line_chooses_markdown_and_excludes_over_the_table(project, capsys):
+    (project / "notes").mkdir()
+    (project / "notes" / "n.md").write_text(NOTES, encoding="utf-8")
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\nexclude = ["drafts"]\nmarkdown = ["docs/*.md"]\n')
+    _, out, _ = check(capsys, "--markdown", "notes/*", "--exclude", "specs")
+    assert out.splitlines() == ["drafts/b.gpu F", "notes/n.md F", "", *out.splitlines()[3:]]
+    _, out, _ = check(capsys, "--no-markdown")
+    assert [line.split()[0] for line in out.splitlines()[:1]] == ["specs/a.gpu"] and ".md" not in out
+    _, out, _ = check(capsys, "--markdown", "*")  # every Markdown file again
+    assert "docs/post.md ." in out and "notes/n.md F" in out
+    code, _, err = check(capsys, "--markdown", "*", "--no-markdown")
+    assert code == 2 and "use one or the other" in err and "Traceback" not in err
+
+
+def test_sources_in_the_table_are_what_specs_without_set_sources_are_checked_against(project, capsys):
+    (project / "specs" / "own.gpu").write_text("device H100-SXM\nset sources = model\nx * 2 on 4096² bf16 is "
+                                               "≈ 21 µs\n", encoding="utf-8")
+    pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\nsources = ["measured"]\n'
+                       'format = "json"\n')
+    code, out, _ = check(capsys)
+    results = json.loads(out)["results"]
+    # a.gpu is checked against the measured source alone, and skipped (nothing measured); own.gpu's line wins
+    assert [(Path(r["file"]).name, r["source"], r["status"]) for r in results] == [
+        ("a.gpu", "measured", "skip"), ("own.gpu", "model", "pass")]
+    assert code == 0
+    code, out, _ = check(capsys, "--sources", "model,measured")  # the command line wins over the table
+    assert [(Path(r["file"]).name, r["source"]) for r in json.loads(out)["results"]] == [
+        ("a.gpu", "model"), ("a.gpu", "measured"), ("own.gpu", "model")]
+
+
+def test_tolerance_on_the_command_line_wins_over_the_table(project, capsys):
+    pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\ntolerance = "1%"\n')
+    assert check(capsys)[0] == 1  # 20.03 µs is not within 1% of 21 µs
+    code, out, _ = check(capsys, "--tolerance", "5%")
+    assert code == 0 and out.splitlines()[-1] == "1 passed, 0 failed"
+    code, out, _ = check(capsys, "--tolerance", "0.5 µs")
+    assert code == 1 and "(± 0.5 µs: 20.5–21.5 µs)" in out
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--tolerance", "5 parsecs"], "--tolerance: unknown unit `parsecs`"),
+    (["--tolerance", "five"], "--tolerance: `five` is not a tolerance"),
+    (["--tolerance", "150%"], "--tolerance:"),
+    (["--tolerance", "\x1b[31m5%"], "--tolerance:"),
+    (["--sources", "model,mesured"], "--sources: `mesured` is not a source (did you mean `measured`?)"),
+    (["--sources", ","], "--sources: names no source"),
+])
+def test_a_wrong_option_is_a_usage_error_that_says_what_would_be_right(project, capsys, argv, words):
+    code, out, err = check(capsys, *argv, "specs")
+    assert code == 2 and out == "" and words in err and "Traceback" not in err and "\x1b[31m" not in err
+    assert err.startswith("usage: gpuspec check")
+
+
+def test_under_is_the_one_rule_what_is_given_wins_and_the_rest_is_kept(project):
+    pyproject(project, '[tool.gpuspec]\npaths = ["specs"]\ndevice = "H100-SXM"\ntolerance = "1%"\n'
+                       'sources = ["model"]\nmarkdown = ["docs/*.md"]\nexclude = ["drafts"]\nformat = "json"\n')
+    found = config.load()
+    kept = found.under()
+    assert (kept.paths, kept.format, kept.defaults, kept.search) == (found.paths, found.format, found.defaults,
+                                                                     found.search)
+    given = found.under(["other"], "text", tolerance="5%", sources=["measured"], markdown=False, exclude=["x"])
+    assert given.paths == ("other",) and given.format == "text" and given.defaults.sources == ("measured",)
+    assert given.defaults.tolerance.written == "± 5%" and given.defaults.device is found.defaults.device
+    assert not given.search.markdown and given.search.exclude == ("x",)
+    assert found.under(markdown=True).search.markdown_globs == ()
+    with pytest.raises(SpecError) as raised:
+        found.under(tolerance="5", sources=["none"], named=lambda key: f"{key}=")
+    assert [d.message.split(":")[0] for d in raised.value.diagnostics] == ["tolerance=", "sources="]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), [
+    ("docs/**/*.md", "docs/a.md", True),
+    ("docs/**/*.md", "docs/x/y/a.md", True),
+    ("docs/**/*.md", "docsx/a.md", False),
+    ("**/drafts", "drafts/a.gpu", True),
+    ("*.md", "deep/in/a.md", True),  # `*` crosses `/`, as for exclude
+    ("[!a].md", "b.md", True),
+    ("[!a].md", "a.md", False),
+    ("a[z-a].md", "a[z-a].md", True),  # not a set: the characters themselves, never an error
+    ("[", "[", True),
+    ("(.*)+$", "x.md", False),  # regular-expression syntax is plain text in a glob
+    ("\\", "\\", True),
+])
+def test_globs_match_as_documented_and_a_hostile_one_is_no_error(pattern, path, expected):
+    from gpuspec.api import matches
+
+    assert matches(path, [pattern]) is expected

@@ -1,5 +1,7 @@
 """Every metric's derivation, for every workload kind and mode, reads as written by hand: no doubled words, no
-`1 launches`, no `1.45 k/s`, no code details, and the numbers substituted into a formula give the result shown."""
+`1 launches`, no `1.45 k/s`, no code details, no step said twice, and the numbers substituted into a formula are the
+formula's (each operand a number, in its place) and give the result shown. Arithmetic claims over metrics, named
+values and device facts are rendered too, and so is what a verdict says of each value."""
 from __future__ import annotations
 
 import re
@@ -13,7 +15,8 @@ from gpuspec.text import SpecText
 ROOT = Path(__file__).resolve().parent.parent
 
 # One workload per kind and mode the bundled specs do not already cover (a stream under a CUDA graph, eager
-# elementwise with its own launch cost); the bundled specs cover the rest.
+# elementwise with its own launch cost); the bundled specs cover the rest. Then arithmetic claims of every shape
+# over metrics, named values and device facts (the bundled specs' and README's are rendered too).
 EXTRA = """\
 device H100-SXM
 x = fp32[4096, 4096]
@@ -21,10 +24,29 @@ y = x * 2 + 1 eager:
     time > 0 s
 z = x * 2 + 1 fused:
     time > 0 s
+    t_mem / t_math > 1
 g = 10000 launches of z as a CUDA graph:
     time > 0 s
 one = 1 launches of z:
     time > 0 s
+a = 3
+b = 2
+a / b ≈ 9
+y.bytes_read * 2 / device.hbm_bandwidth ≈ 1 s
+w = y.time
+w ≈ 1 s
+w ≈ 1 µs
+weights = 8.03e9 * 2 B
+weights / device.hbm_bandwidth ≈ 4.8 ms
+(y.bytes_read + y.bytes_written) / device.hbm_bandwidth > 0 s
+y.bytes_read / (device.hbm_bandwidth * 2) > 0 s
+y.bytes_read - (y.bytes_written - y.bytes_read) > 0 B
+-(y.time + y.time) < 0 s
+(y.time + z.time) * 2 / (a + b) > 0 s
+max(y.time, z.time) / min(y.time, z.time) > 1
+device.memory_size / device.register_file_per_sm ≈ 300,000×
+1 / device.launch_cost ≈ 278,000 launches/s
+y.time * 1e9 > 1 s
 """
 
 
@@ -36,25 +58,43 @@ def _explanations():
     return found
 
 
-def _lines() -> list[str]:
-    lines: list[str] = []
+def _verdicts():
+    """Every verdict of the bundled specs, README's claims and EXTRA's: each claim's value as check derives it."""
+    bundled = api.run_check([str(path) for path in sorted((ROOT / "specs").glob("*.gpu"))] + [str(ROOT / "README.md")])
+    extra = api.check_text(EXTRA, "kinds.gpu")
+    assert not bundled.diagnostics and not extra.diagnostics, (bundled.diagnostics, extra.diagnostics)
+    return [*bundled.verdicts, *extra.verdicts]
+
+
+VERDICTS = _verdicts()
+
+
+def _values() -> list:
+    """Every value the explanations and verdicts hold, and every value it was derived from, each once."""
+    values: list = []
     seen: set[int] = set()
 
     def walk(value) -> None:
         if id(value) in seen:
             return
         seen.add(id(value))
-        lines.append(value.derivation())
+        values.append(value)
         for child in value.inputs:
             walk(child)
 
     for item in _explanations():
         for value in item.values:
             walk(value)
-    return lines
+    for verdict in VERDICTS:
+        if verdict.actual is not None:
+            walk(verdict.actual)
+    return values
 
 
-LINES = _lines()
+VALUES = _values()
+LINES = [value.derivation() for value in VALUES]
+DERIVED = [value.derivation() for value in VALUES if value.rule is not None]  # not a number as written
+MESSAGES = [verdict.message for verdict in VERDICTS]
 
 
 def test_every_kind_is_rendered():
@@ -65,7 +105,7 @@ def test_every_kind_is_rendered():
 
 
 def _lines_matching(pattern: str) -> list[str]:
-    return [line for line in LINES if re.search(pattern, line)]
+    return [line for line in [*LINES, *MESSAGES] if re.search(pattern, line)]
 
 
 def test_no_doubled_words():
@@ -212,16 +252,86 @@ def test_substituted_numbers_give_the_result_shown():
     assert not wrong, "\n".join(wrong)
 
 
+def _derivation_of(claim_text: str) -> str:
+    """The derivation line of EXTRA's claim written `claim_text`."""
+    found = [v.actual.derivation() for v in VERDICTS if v.claim.text == claim_text and v.actual is not None]
+    assert found, claim_text
+    return found[0]
+
+
 def test_a_formula_with_names_keeps_the_parentheses_it_was_computed_with():
-    text = "device H100-SXM\nx = fp32[1024]\ny = x * 2\n" \
-           "(y.bytes_read + y.bytes_written) / device.hbm_bandwidth > 0 s\n" \
-           "y.bytes_read / (device.hbm_bandwidth * 2) > 0 s\ny.bytes_read - (y.bytes_written - y.bytes_read) > 0 B\n"
-    program = api.compile_text(SpecText("p.gpu", text))
-    lines = [item.values[0].derivation() for item in api.explain_program(program) if item.values]
-    shown = "\n".join(lines)
-    assert "= (y.bytes_read + y.bytes_written) / hbm_bandwidth = " in shown, shown
-    assert "= bytes_read / (device.hbm_bandwidth * 2) = 4.10 kB / " in shown, shown
-    assert "= bytes_read - (y.bytes_written - y.bytes_read) = 4.10 kB - " in shown, shown
+    assert _derivation_of("(y.bytes_read + y.bytes_written) / device.hbm_bandwidth > 0 s") == \
+        "(y.bytes_read + y.bytes_written) / device.hbm_bandwidth = (134 MB + 134 MB) / 3.35 TB/s = 80.1 µs"
+    assert _derivation_of("y.bytes_read / (device.hbm_bandwidth * 2) > 0 s") == \
+        "y.bytes_read / (device.hbm_bandwidth × 2) = 134 MB / (3.35 TB/s × 2) = 20.0 µs"
+    assert _derivation_of("y.bytes_read - (y.bytes_written - y.bytes_read) > 0 B") == \
+        "y.bytes_read - (y.bytes_written - y.bytes_read) = 134 MB - (134 MB - 134 MB) = 134 MB"
+    assert _derivation_of("-(y.time + y.time) < 0 s").startswith("-(y.time + y.time) = -(")
+
+
+def test_an_arithmetic_claim_says_its_formula_once_with_every_number_it_substitutes():
+    assert _derivation_of("a / b ≈ 9") == "a / b = 3 / 2 = 1.500"  # not `a / b = a / b = 3 / 2`
+    # the `× 2` is in the numbers as in the formula: not `y.bytes_read * 2 / hbm_bandwidth = 268 MB / 3.35 TB/s`
+    assert _derivation_of("y.bytes_read * 2 / device.hbm_bandwidth ≈ 1 s") == \
+        "y.bytes_read × 2 / device.hbm_bandwidth = 134 MB × 2 / 3.35 TB/s = 80.1 µs"
+    assert _derivation_of("w ≈ 1 s") == "w = y.time = 80.1 µs"  # the metric by the name the spec gave it
+
+
+def test_a_value_far_from_the_unit_written_is_shown_with_the_prefix_that_suits_it():
+    messages = {v.claim.text: v.message for v in VERDICTS}
+    assert messages["w ≈ 1 s"] == "w = 80.13 µs, not ≈ 1 s (± 10%: 0.900–1.10 s)"  # not 0.00008013 s
+    assert messages["w ≈ 1 µs"].startswith("w = 80.13 µs, not ≈ 1 µs")
+    assert messages["y.time * 1e9 > 1 s"] == "y.time * 1e9 = 80,130 s, > 1 s"  # in the unit written where it reads
+    # `0.000…` or an exponent a prefix would spare (p to E): not `3.8e25 FLOP`, which is past every prefix
+    unreadable = [m for m in MESSAGES
+                  if re.search(r"\b0\.000\d*\s?[a-zA-Zµ]|\d\.\d+e(-1[0-2]|-?\d|1[0-7])\s?[a-zA-Zµ]", m)]
+    assert not unreadable, "\n".join(unreadable)
+
+
+def _same(formula: str) -> str:
+    return formula.replace("*", "×").replace(" ", "")
+
+
+def test_no_step_is_said_twice():
+    repeated = [line for line in DERIVED if any(_same(a) == _same(b) for a, b in zip(_steps(line), _steps(line)[1:]))]
+    assert not repeated, "\n".join(repeated)
+
+
+_NAME = re.compile(r"[A-Za-z_][\w.]*|\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _shape(formula: str) -> str:
+    """A formula with each operand (a name or a number) as `N`: `y.bytes_read × 2 / device.hbm_bandwidth` is
+    `N×N/N`."""
+    return _same(_NAME.sub("N", formula))
+
+
+def _numbers_shape(numbers: str) -> str:
+    return _same(_QUANTITY.sub(lambda m: "N" if m[0].strip() else m[0], numbers))
+
+
+def test_formula_and_substituted_numbers_have_the_same_shape():
+    checked, wrong = 0, []
+    for line in LINES:
+        steps = _steps(line)
+        if len(steps) < 3 or arithmetic(steps[-2]) is None:
+            continue
+        formula, numbers = steps[-3], steps[-2]
+        if (not re.fullmatch(r"[\w.,()×*/+\- ^]+", formula) or _NAME.fullmatch(formula)
+                or re.search(r"[\w)] [\w(]", formula)):
+            continue  # a formula in words (`the queue: ...`, `FLOPs per score × scores`), or a renaming
+        checked += 1
+        if _shape(formula) != _numbers_shape(numbers):
+            wrong.append(f"{line}\n    formula {_shape(formula)}, numbers {_numbers_shape(numbers)}")
+    assert checked > 100
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_shape_check_catches_a_number_left_out():
+    assert _shape("y.bytes_read * 2 / hbm_bandwidth") != _numbers_shape("67.1 MB / 3.35 TB/s")
+    assert _shape("y.bytes_read × 2 / device.hbm_bandwidth") == _numbers_shape("33.6 MB × 2 / 3.35 TB/s")
+    assert _shape("kernels × kernel_time + graph_node_cost") != _numbers_shape("10,000 × 2.50 µs")
+    assert _shape("(a + b) / c") == _numbers_shape("(1.5 ms + 2 ms) / 1,000")
 
 
 def test_a_graphed_stream_shows_the_node_cost_in_its_formula():

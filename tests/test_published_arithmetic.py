@@ -77,7 +77,7 @@ def test_update_leaves_arithmetic_alone_and_says_why(tmp_path, capsys):
     path.write_text(text, encoding="utf-8")
     assert main(["check", "--update", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "updated 1 claim in 1 file; 1 failing claim need a person (ranges, bounds, arithmetic" in out
+    assert "updated 1 claim in 1 file; 1 failing claim needs a person (ranges, bounds, arithmetic" in out
     assert path.read_text(encoding="utf-8") == text.replace("= 500 FLOP", "= 268435456 FLOP")
 
 

@@ -70,21 +70,37 @@ def test_a_failing_claim_fails_the_run_and_prints_as_the_cli_prints_it(pytester)
                  "    claim: 70 waves",
                  "    waves = 62.06, which does not round to 70 waves  [model]",
                  "    waves = blocks / blocks_per_wave = 65,536 / 1,056 = 62.06",
-                 "      blocks = ⌈elements / threads_per_block⌉ = ⌈16,777,216 / 256⌉ = 65,536...")
+                 "(pytest -v shows the whole derivation)")
+    assert "blocks = ⌈elements / threads_per_block⌉" not in result.stdout.str()  # short by default
     lines_follow(result, "FAILED a.gpu::y = x * 2 | 70 waves...")
 
 
-def test_a_failing_claim_shows_the_same_lines_as_gpuspec_check(pytester):
-    path = pytester.makefile(".gpu", a=SPEC)
+def test_with_v_a_failure_shows_its_whole_derivation(pytester):
+    pytester.makefile(".gpu", a=SPEC)
+    result = pytester.runpytest("-v")
+    lines_follow(result,
+                 "    waves = blocks / blocks_per_wave = 65,536 / 1,056 = 62.06",
+                 "      blocks = ⌈elements / threads_per_block⌉ = ⌈16,777,216 / 256⌉ = 65,536...")
+    assert "(pytest -v shows" not in result.stdout.str()
+
+
+def _cli_failure(path, verbose: int) -> list[str]:
+    """The failure block `gpuspec check` prints (with -v when `verbose`): from its `fail:` line to its last."""
     from gpuspec.api import run_check
     from gpuspec.report.text import render
 
-    cli = render(run_check([str(path)]), verbose=True).split("\n")
+    cli = render(run_check([str(path)]), verbose=verbose).split("\n")
     start = next(i for i, line in enumerate(cli) if ": fail: " in line)
     end = next(i for i in range(start + 1, len(cli)) if not cli[i].startswith("    "))
-    block = cli[start:end]  # the CLI's failure with -v: the claim, the value and the whole derivation
-    assert len(block) > 4
-    result = pytester.runpytest()
+    return cli[start:end]
+
+
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_a_failing_claim_shows_the_same_lines_as_gpuspec_check(pytester, verbose):
+    path = pytester.makefile(".gpu", a=SPEC.replace("62 waves", "≈ 30 µs"))  # a time: its deciding lines are two
+    block = _cli_failure(path, verbose)  # the claim, the value and the deciding lines (-v: the whole derivation)
+    assert len(block) == (6 if not verbose else 12), block
+    result = pytester.runpytest(*(["-v"] if verbose else []))
     at = result.outlines.index(block[0])
     assert result.outlines[at:at + len(block)] == block
 
@@ -232,6 +248,16 @@ def test_junitxml_carries_file_line_and_column_of_each_claim(pytester):
         "y = x * 2 | 70 waves": (path, "6", "5", True),
         "device.sms = 132 | device.sms = 132": (path, "7", "1", False),
     }
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_junitxml_carries_the_failure_as_pytest_prints_it(pytester, verbose):
+    pytester.makefile(".gpu", a=SPEC)
+    pytester.runpytest("--junitxml=out.xml", *(["-v"] if verbose else []))
+    (failure,) = ET.parse(pytester.path / "out.xml").getroot().iter("failure")
+    assert "waves = blocks / blocks_per_wave = 65,536 / 1,056 = 62.06" in failure.text
+    whole = "blocks = ⌈elements / threads_per_block⌉" in failure.text
+    assert whole == verbose and ("(pytest -v shows the whole derivation)" in failure.text) != verbose
 
 
 def test_claims_whose_sources_are_all_skipped_are_skipped_with_the_reason(pytester):
@@ -487,3 +513,24 @@ def test_a_pyproject_that_is_not_toml_is_pytests_own_usage_error_at_its_place(py
     pytester.makepyprojecttoml("[tool.gpuspec\nmarkdown = true\n")  # pytest reads the file before any plugin
     result = pytester.runpytest()
     assert result.ret == 4 and "(at line 1, column 14)" in result.stderr.str()
+
+
+def test_tool_gpuspec_markdown_globs_choose_the_documents_collected(pytester):
+    (pytester.path / "docs").mkdir()
+    (pytester.path / "docs" / "post.md").write_text(DOC, encoding="utf-8")
+    (pytester.path / "notes").mkdir()
+    (pytester.path / "notes" / "n.md").write_text(DOC, encoding="utf-8")
+    pytester.makepyprojecttoml('[tool.gpuspec]\nmarkdown = ["docs/**/*.md"]\n')
+    result = pytester.runpytest("--collect-only", "-q")
+    assert {item.split("::")[0] for item in collected_ids(result)} == {"docs/post.md"}
+    assert {item.split("::")[0] for item in collected_ids(pytester.runpytest("--collect-only", "-q",
+                                                                             "--gpuspec-markdown"))} == {
+        "docs/post.md", "notes/n.md"}  # the option wins: every document
+
+
+def test_tool_gpuspec_sources_apply_to_specs_that_set_none(pytester):
+    pytester.makefile(".gpu", a=PASSING)
+    pytester.makepyprojecttoml('[tool.gpuspec]\nsources = ["measured"]\n')
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(skipped=1)  # checked against the measured source alone, and nothing was measured
+    assert "measurements need `--measure`" in result.stdout.str()

@@ -23,7 +23,8 @@ def test_check_on_text_gives_each_verdict_with_its_value_interval_and_derivation
     time, waves = list(report)
     assert (time.claim, time.source, time.status, time.expected, time.unit) == ("≈ 20 µs", "model", "pass", "20 µs",
                                                                                "s")
-    assert time.value == pytest.approx(20.03e-6, rel=1e-3) and time.interval == (time.value, time.value)
+    assert time.value == pytest.approx(20.03e-6, rel=1e-3) and time.value_bounds == (time.value, time.value)
+    assert time.interval == pytest.approx((18e-6, 22e-6))  # what `≈ 20 µs` allows at ± 10%: the report's 18.0–22.0
     assert time.shown_value == "20.0 µs" and time.tolerance == "± 10%"
     assert time.derivation.splitlines()[0].startswith("time = max(t_mem, t_issue, kernel_floor)")
     assert "\n  t_mem = bytes_moved / hbm_bandwidth" in time.derivation  # an input under its use
@@ -244,3 +245,70 @@ def test_config_names_a_file_that_is_not_there_or_takes_the_wrong_type(tmp_path)
     assert error.code == "no-such-path" and "nope.toml" in error.message
     with pytest.raises(TypeError, match="config must be True, False or a path"):
         gpuspec.check("device H100-SXM\n", config=1)
+
+
+INTERVALS = """device H100-SXM
+x = bf16[4096, 4096]
+y = x * 2:
+    ≈ 20 µs ± 10%
+    ≈ 20 µs ± 1 µs
+    62 waves
+    33.5 MB read
+    < 25 µs
+    ≥ 10 µs
+    memory-bound
+    ≈ 40 µs
+device.l2_latency = 200–300 cycles
+device.sms = 100+
+y.flops = 4096 * 4096 FLOP
+"""
+
+
+def test_interval_is_what_the_claim_allows_and_value_bounds_the_values_own():
+    got = {v.claim: (v.status, v.interval, v.value_bounds) for v in gpuspec.check(INTERVALS, config=False)}
+    inf = float("inf")
+    assert got["≈ 20 µs ± 10%"][1] == pytest.approx((18e-6, 22e-6))
+    assert got["≈ 20 µs ± 1 µs"][1] == pytest.approx((19e-6, 21e-6))
+    assert got["62 waves"][1] == (61.5, 62.5)  # what rounds to the digits written
+    assert got["33.5 MB read"][:2] == ("fail", pytest.approx((33.45e6, 33.55e6)))  # 33.55 MB does not round to it
+    assert got["< 25 µs"][1] == (-inf, pytest.approx(25e-6)) and got["≥ 10 µs"][1] == (pytest.approx(10e-6), inf)
+    assert got["memory-bound"][1:] == (None, None)
+    assert got["≈ 40 µs"][:2] == ("fail", pytest.approx((36e-6, 44e-6)))  # the claim's, not the failing value's
+    assert got["device.l2_latency = 200–300 cycles"][1] == (199.5, 300.5)
+    low, high = got["device.l2_latency = 200–300 cycles"][2]  # a measured latency: a range of its own
+    assert 199.5 <= low < high <= 300.5
+    assert got["device.sms = 100+"][1] == (99.5, inf) and got["device.sms = 100+"][2] == (132, 132)
+    assert got["y.flops = 4096 * 4096 FLOP"][1] == (16777216, 16777216)  # arithmetic is exact
+
+
+def test_a_point_value_passes_exactly_when_it_falls_in_the_interval():
+    checked = 0
+    for verdict in gpuspec.check([ROOT / "specs", ROOT / "README.md"], config=False):
+        bounds, interval = verdict.value_bounds, verdict.interval
+        if bounds is None or interval is None or bounds[0] != bounds[1] or verdict.status == "skip":
+            continue
+        low, high = interval
+        inside = low - 1e-9 * abs(low) <= bounds[0] <= high + 1e-9 * abs(high)
+        assert inside == verdict.passed, (verdict, interval)
+        checked += 1
+    assert checked > 300
+
+
+def test_against_names_the_sources_of_specs_that_set_none():
+    report = gpuspec.check("device H100-SXM\n" + WORKLOAD, against=("model", "measured"))
+    assert [(v.source, v.status) for v in report] == [("model", "pass"), ("measured", "skip")] * 2
+    assert [v.source for v in gpuspec.check("device H100-SXM\n" + WORKLOAD, against="measured")] == ["measured"] * 2
+    own = gpuspec.check("device H100-SXM\nset sources = model\n" + WORKLOAD, against="measured")
+    assert [v.source for v in own] == ["model", "model"]  # the spec's own `set sources` wins
+    (error,) = gpuspec.check("device H100-SXM\n" + WORKLOAD, against=["model", "mesured"]).errors
+    assert error.message == "against=: `mesured` is not a source" and "did you mean `measured`" in error.help
+    with pytest.raises(TypeError, match="against must be"):
+        gpuspec.check(WORKLOAD, against=3)  # type: ignore[arg-type]
+
+
+def test_against_wins_over_sources_in_the_table(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpuspec]\nsources = ["measured"]\ndevice = "H100-SXM"\n',
+                                             encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert {v.source for v in gpuspec.check(WORKLOAD)} == {"measured"}
+    assert {v.source for v in gpuspec.check(WORKLOAD, against="model")} == {"model"}

@@ -1,5 +1,8 @@
-"""README's shown outputs are what gpuspec prints today: the first check's output (files, dots and counts) and the
-JSON report's example (its result is the real one for that claim; its summary counts what it lists)."""
+"""README's shown outputs are what gpuspec prints today: the first check's output (files, dots and counts), the
+JSON report's example (its result is the real one for that claim; its summary counts what it lists) and the
+`[tool.gpuspec]` example (a table gpuspec reads as it is, with every key). Elsewhere: the failure shown under "When a
+claim fails" (tests/test_failure_text.py), the configuration error (tests/test_config.py) and the CI job's install
+line (tests/test_cli_init.py)."""
 from __future__ import annotations
 
 import json
@@ -49,3 +52,14 @@ def test_the_json_example_is_a_real_result_and_its_summary_counts_what_it_lists(
     statuses = [r["status"] for r in example["results"]]
     assert example["summary"] == {"passed": statuses.count("pass"), "failed": statuses.count("fail"),
                                   "skipped": statuses.count("skip"), "errors": len(example["errors"])}
+
+
+def test_the_configuration_example_is_read_as_it_is_and_shows_every_key(tmp_path, monkeypatch):
+    from gpuspec import config
+
+    table = re.search(r"```toml\n(\[tool\.gpuspec\]\n.*?)```", README, re.S).group(1)
+    (tmp_path / "pyproject.toml").write_text(table, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    found = config.load()  # a mistake in it would raise, located
+    assert found.keys == set(config.KEYS), "README's [tool.gpuspec] example shows every key"
+    assert found.search.markdown_globs == ("docs/**/*.md",) and found.defaults.sources == ("model", "measured")

@@ -58,26 +58,28 @@ class Value(Record):
             return self.low, self.high
         return self.number, self.number  # type: ignore[return-value]
 
-    def format(self) -> str:
+    def format(self, digits: int = 3) -> str:
+        """The value as a derivation shows it, to `digits` significant digits, with the prefix or the word that
+        suits its size (`20.0 µs`, `1,447 /s`, `72.7 days`)."""
         if isinstance(self.number, str):
             return self.number
         if self.percent and self.dimension == units.COUNT:
-            return f"{units.significant(self.number * 100)}%"
+            return f"{units.significant(self.number * 100, digits)}%"
         if self.low is not None and self.high is not None and self.low != self.high:
-            low = units.format_si(self.low, self.dimension)
-            high = units.format_si(self.high, self.dimension)
+            low = units.format_si(self.low, self.dimension, digits)
+            high = units.format_si(self.high, self.dimension, digits)
             return f"{low.split()[0]}–{high}" if low.split()[1:] == high.split()[1:] else f"{low} – {high}"
         if self.dimension == _PER_SECOND and 1e3 <= abs(self.number) < 1e12:  # `1,447 /s`, not `1.45 k/s`
             if abs(self.number) < 1e6:
-                return f"{float(units.significant(self.number, 4).replace(',', '')):,.0f} /s"
+                return f"{float(units.significant(self.number, max(digits, 4)).replace(',', '')):,.0f} /s"
             scale, word = (1e9, "billion") if abs(self.number) >= 1e9 else (1e6, "million")
-            return f"{units.significant(self.number / scale)} {word} /s"
+            return f"{units.significant(self.number / scale, digits)} {word} /s"
         if self.dimension == units.TIME and 1e3 <= abs(self.number) < 1e9:  # `72.7 days`, not `6.28 Ms`
             scale, word = next((s, w) for s, w in _LONG_TIMES if abs(self.number) >= s)
-            return f"{units.significant(self.number / scale)} {word}"
+            return f"{units.significant(self.number / scale, digits)} {word}"
         if self.dimension == units.CYCLES and self.number == 1:
             return "1 cycle"
-        return units.format_si(self.number, self.dimension)
+        return units.format_si(self.number, self.dimension, digits)
 
     def derivation(self, result: str | None = None) -> str:
         """`t_mem = bytes_moved / hbm_bandwidth = 67.1 MB / 3.35 TB/s = 20.0 µs`; `result` is the value as a
@@ -90,7 +92,7 @@ class Value(Record):
             return self.inputs[0].derivation(result)
         names = _names_rule(self.rule, self.inputs).format(*(i.name for i in self.inputs))
         numbers = _numbers_rule(self.rule, self.inputs).format(*(i.format() for i in self.inputs))
-        steps = [self.name, names]
+        steps = [names] if _same_formula(self.name, names) else [self.name, names]  # `a / b`, said once
         if result is not None and numbers == self.format():  # the inputs' numbers are the value itself: say it once
             numbers = result
         for step in (numbers, result or self.format()):
@@ -98,6 +100,11 @@ class Value(Record):
                 steps.append(step)
         note = f" ({self.note})" if self.note else ""
         return " = ".join(steps) + note
+
+
+def _same_formula(name: str, formula: str) -> bool:
+    """Whether a name as written (`a/b`, `y.time * 2`) is the formula as shown (`a / b`, `y.time × 2`)."""
+    return name.replace("*", "×").replace(" ", "") == formula.replace(" ", "")
 
 
 _MAX = sys.float_info.max

@@ -45,7 +45,7 @@ def render(report: Report, verbose: int = 0) -> str:
         lines.append("")
     for verdict in failures:
         lines.extend(failure(verdict, by_claim[id(verdict.claim)], whole=bool(level), depth=WHOLE if level else 3))
-    if failures and not level and any(_shortened(v.actual) for v in failures):
+    if failures and not level and any(shortened(v.actual) for v in failures):
         lines.append("(-v shows each failure's whole derivation)")
     if report.warnings:
         lines.append("")
@@ -181,15 +181,17 @@ def _decider(value: Value) -> Value | None:
     return found
 
 
-def _shortened(value: Value | None) -> bool:
+def shortened(value: Value | None) -> bool:
     """Whether the deciding lines leave out some of value's derivation."""
     return value is not None and len(derivation(value)) > len(deciding(value))
 
 
 def derivation(value: Value, depth: int = 3) -> list[str]:
-    """The value's derivation, then those of its inputs, indented, to `depth` levels, each value once."""
+    """The value's derivation, then those of its inputs, indented, to `depth` levels, each value once (an
+    operand written twice, `y.time + y.time`, is derived once)."""
     lines: list[str] = []
     seen: set[int] = set()
+    said: set[str] = set()
 
     def walk(v: Value, level: int) -> None:
         if id(v) in seen or level > depth:
@@ -200,7 +202,11 @@ def derivation(value: Value, depth: int = 3) -> list[str]:
         if v.rule == "{0}" and level > 0:  # a plain renaming says nothing new
             walk(v.inputs[0], level)
             return
-        lines.append("  " * level + v.derivation())
+        line = v.derivation()
+        if line in said:
+            return
+        said.add(line)
+        lines.append("  " * level + line)
         for child in v.inputs:
             walk(child, level + 1)
 

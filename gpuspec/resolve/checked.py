@@ -50,13 +50,16 @@ def expr_text(expr: nodes.Expr) -> str:
     if isinstance(expr, nodes.WithUnit):
         inner = expr_text(expr.expr)
         return f"{inner}{'' if expr.unit in ('%', '×') else ' '}{expr.unit}"
-    if isinstance(expr, nodes.Neg):
-        return f"-{expr_text(expr.operand)}"
+    if isinstance(expr, nodes.Neg):  # `-(a + b)` keeps its brackets: `-a + b` is another sum
+        inner = expr_text(expr.operand)
+        return f"-({inner})" if isinstance(expr.operand, nodes.BinOp) and expr.operand.op != "^" else f"-{inner}"
     if isinstance(expr, nodes.Call):
         return f"{expr.function}({', '.join(expr_text(a) for a in expr.args)})"
     if isinstance(expr, nodes.BinOp):
         left, right = expr_text(expr.left), expr_text(expr.right)
         if isinstance(expr.left, nodes.BinOp) and _PRECEDENCE[expr.left.op] < _PRECEDENCE[expr.op]:
+            left = f"({left})"
+        elif expr.op == "^" and isinstance(expr.left, (nodes.BinOp, nodes.Neg)):  # `(-a)^2`, `(a^b)^c`
             left = f"({left})"
         if isinstance(expr.right, nodes.BinOp) and _PRECEDENCE[expr.right.op] <= _PRECEDENCE[expr.op]:
             right = f"({right})"

@@ -31,6 +31,8 @@ def resolve(spec: nodes.Spec, defaults: Defaults | None = None, device: Device |
         if defaults.device is not None:
             scope.device = device if device is not None else defaults.device  # type: ignore[assignment]
         scope.tolerance = defaults.tolerance or scope.tolerance
+        if defaults.sources:  # as if the spec began with `set sources = ...`: its own line wins
+            scope.sources, scope.sources_set = defaults.sources, True
     for statement in spec.statements:
         if isinstance(statement, nodes.Quote):
             scope.quote = statement.text

@@ -438,7 +438,8 @@ def comm_time(e: Estimate) -> Value:
         one, how = _nccl_allreduce(e, activations.number), "NCCL's all-reduces"
     else:
         link = quotient("nvlink one way", e.fact("nvlink_bandwidth"), given("2 directions", 2, COUNT))
-        share = given("2(n - 1)/n", 2 * (n - 1) / n, COUNT)
+        share = Value("wire_share", 2 * (n - 1) / n, COUNT, "2 × ({0} - 1) / {0}", (e["tp"],),
+                      note="each GPU sends and receives this share of the buffer in a ring all-reduce")
         one = total("one all-reduce", _allreduce_latency(e),
                     quotient("its transfer", product("wire bytes", share, activations), link))
         how = "an engine's one-shot all-reduces" if engine else "ring all-reduces"
@@ -558,8 +559,14 @@ def overhead_time(e: Estimate) -> Value:
 
 def _share(name: str, part: str):
     def rule(e: Estimate) -> Value:
-        whole = total("(compute + memory + overhead)", e["compute_time"], e["memory_time"], e["overhead_time"])
-        return quotient(name, e[part], whole, percent=True)
+        names = ("compute_time", "memory_time", "overhead_time")
+        buckets = tuple(e[bucket] for bucket in names)
+        whole = sum(bucket.number for bucket in buckets)
+        if not whole:
+            raise NotFinite(f"`{name}` divides by zero: the three buckets take no time", buckets)
+        # the part over the sum written out, so that every number of the formula is shown
+        return Value(name, e[part].number / whole, COUNT, f"{{{names.index(part)}}} / ({{0}} + {{1}} + {{2}})",
+                     buckets, percent=True)
     return rule
 
 
