@@ -130,6 +130,17 @@ def test_a_model_only_device_is_modelled_and_its_harness_is_refused_in_words(nam
     assert "model-only" in harness.plans(derived)[1][0][1]  # a device derived from one is model-only too
 
 
+def test_harness_says_a_model_only_device_s_reason_once(tmp_path, capsys):
+    from gpuspec.cli import main
+
+    spec = tmp_path / "m.gpu"
+    spec.write_text("device MI300X\nx = bf16[4096, 4096]\ny = x * 2 is ≈ 20 µs\nz = x * 3 is ≈ 20 µs\n",
+                    encoding="utf-8")
+    assert main(["harness", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to measure: MI300X is model-only" in err and err.count("is model-only") == 1
+
+
 def test_the_nvidia_defaults_do_not_apply_to_other_vendors():
     mi300x, h100 = devices.lookup("MI300X"), devices.lookup("H100-SXM")
     assert mi300x.fact("warp_size").value == 64 and h100.fact("warp_size").value == 32
