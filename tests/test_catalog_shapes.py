@@ -164,6 +164,18 @@ def test_a_fact_a_part_lacks_says_why():
     assert "Volta's tensor cores take fp16 only" in error.message
 
 
+@pytest.mark.parametrize(("workload", "help"), [
+    ("a @ a", "make its tensors fp16 (`x = fp16[4096, 4096]`)"),
+    ("attention(q, q, q) fused", "make its tensors fp16 (`x = fp16[4096, 4096]`)"),
+    ("decode llama3-8b, batch 1", "write `weights fp16`"),
+    ("train llama3-8b, batch 1, context 4096, gpus 8", "write `weights fp16`"),
+])
+def test_a_missing_tensor_rate_says_what_to_write_for_the_workload_at_hand(workload, help):
+    (error,) = _errors(f"device V100\na = bf16[4096, 4096]\nq = bf16[1, 32, 4096, 128]\n{workload} is ≈ 1 ms\n")
+    assert "Volta's tensor cores take fp16 only" in error.message and error.help == help
+    assert "weights" not in error.message
+
+
 def test_rebinding_to_a100_40gb_or_b200_finds_every_fact():
     # The bundled specs used to stop at pcie_bandwidth (A100-40GB) and boost_clock (B200).
     a100, b200 = devices.lookup("A100-40GB"), devices.lookup("B200")

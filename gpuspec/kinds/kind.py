@@ -75,18 +75,20 @@ class Kind:
     allows those; the model's observed rules and the checks that come with a figure follow from the same table
     (gpuspec/model/observed.py).
     repeated: a run repeats the same kernels back to back (a stream), so data that fits in L2 stays there.
+    dtype_help: what to write for it to run in another dtype (`{dtype}`), where a device lacks its dtype's rate.
     measured_leaves: the metrics a harness measures. The measured source is the model's rules with these leaves
     replaced by measurements, so a metric is measured when its model value depends on one of them.
     """
 
     __slots__ = ("name", "record", "recognizes", "needs_tensors", "noun", "modes", "figures", "streamable",
-                 "timeline", "measured_leaves", "unmeasured", "repeated")
+                 "timeline", "measured_leaves", "unmeasured", "repeated", "dtype_help")
 
     def __init__(self, name: str, record: type, recognizes: Callable[[nodes.Expr], bool], *,
                  needs_tensors: bool = False, noun: str = "", modes: Mapping[str, str] | None = None,
                  figures: Mapping[str, str | None] | None = None, streamable: bool = False,
                  timeline: bool = False, measured_leaves: tuple[str, ...] = (), unmeasured: str = "",
-                 repeated: bool = False):
+                 repeated: bool = False,
+                 dtype_help: str = "make its tensors {dtype} (`x = {dtype}[4096, 4096]`)"):
         self.name = name
         self.record = record
         self.recognizes = recognizes  # whether a subject written this way is this kind
@@ -102,6 +104,7 @@ class Kind:
         self.measured_leaves = measured_leaves
         self.unmeasured = unmeasured  # why no harness measures it, where none does
         self.repeated = repeated
+        self.dtype_help = dtype_help  # how a spec gives it another dtype, for a device without its dtype's rate
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r})"

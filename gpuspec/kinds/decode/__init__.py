@@ -71,4 +71,5 @@ KIND = Kind("decode", DecodeStep, recognizes=lambda expr: isinstance(expr, nodes
             modes={"eager": "eager", "compiled": "compiled", "fused": "compiled"},
             figures={"time": None, "tokens/s": "tokens", "launches/s": "kernels", "FLOP/s": "flops",
                      "B/s": "bytes_moved", "MFU": "flops", "MBU": "bytes_moved"},
-            measured_leaves=("step_time", "gpu_time"))
+            measured_leaves=("step_time", "gpu_time"),
+            dtype_help="write `weights {dtype}`")

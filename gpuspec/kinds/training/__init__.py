@@ -34,4 +34,5 @@ class TrainingStep(ValueRecord):
 
 KIND = Kind("training", TrainingStep, recognizes=lambda expr: isinstance(expr, nodes.Decode) and expr.phase == "train",
             figures={"time": None, "tokens/s": "tokens", "FLOP/s": "flops_per_gpu", "MFU": "flops_per_gpu"},
-            unmeasured="a training step runs for hours on many GPUs: give what a run observed (`observed ...`)")
+            unmeasured="a training step runs for hours on many GPUs: give what a run observed (`observed ...`)",
+            dtype_help="write `weights {dtype}`")
