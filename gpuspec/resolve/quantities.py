@@ -2,8 +2,11 @@
 metrics and device facts, with its dimension checked."""
 from __future__ import annotations
 
-from gpuspec import devices, llm_catalog, metrics, nodes, units
+import difflib
+
+from gpuspec import devices, kinds, llm_catalog, metrics, nodes, units
 from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.kind import MEMORY_METRICS
 from gpuspec.program import (
     FactRef,
     Literal,
@@ -108,7 +111,7 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if metric is None:
             raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
                           _model_field_help(expr.attribute, bound.workload)
-                          or did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+                          or _metric_help(expr.attribute, bound.workload))
         return MetricRef(bound.workload, metric, text)
     if isinstance(expr, nodes.DeviceField):
         device = require_device(scope, expr.span)
@@ -152,6 +155,22 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
 # What a model says by its name alone (`mistral-7b.kv_bytes_per_token`): its catalog fields, and these metrics of
 # a decode step over it that need no device (weights and KV cache in bf16, as a decode step takes them by default).
 MODEL_METRICS = ("params", "layers", "active_params", "bytes_per_weight", "weight_bytes", "kv_bytes_per_token")
+
+
+def _metric_help(name: str, workload) -> str | None:
+    """`did you mean` among the metrics a workload of this kind has (`idel_time` on an elementwise workload is not
+    `idle_time`, which it does not have); and, where the closest metric is another kind's, which kinds have it."""
+    kind = kinds.of(workload)
+    own = {*kind.metrics, *MEMORY_METRICS, *(kind.observed_metrics if getattr(workload, "observed", None) else ())}
+    hint = did_you_mean(name, [*own, *(alias for alias, metric in metrics.ALIASES.items() if metric in own)])
+    closest = difflib.get_close_matches(name, [*metrics.METRICS, *metrics.ALIASES], n=1, cutoff=0.75)
+    other = metrics.canonical(closest[0]) if closest else None
+    if other is None or other in own:
+        return hint
+    having = [k.name for k in kinds.KINDS if other in k.metrics]
+    listed = ", ".join(having[:-1]) + f" and {having[-1]}" if len(having) > 1 else "".join(having) or "other"
+    where = f"`{other}` is a metric of {listed} workloads, not of {kind.article}"
+    return f"{hint[:-1]} ({where})?" if hint else where
 
 
 def _model_field_help(name: str, workload) -> str | None:
