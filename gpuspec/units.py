@@ -198,7 +198,7 @@ def format_si(number: float, dimension: Dimension, digits: int = 3) -> str:
     prefix, scale = "", 1.0
     if magnitude >= 1e30 or magnitude < 1e-24 or not math.isfinite(magnitude):  # far past any prefix: 1.00e305 s
         pass
-    elif magnitude >= 1e3:
+    elif magnitude >= 1e3 and dimension != TIME:  # a long time stays in seconds (3.60e24 s, not 3.60e9 Ps)
         scale, prefix = next(((s, p) for s, p in _UP if magnitude >= s * 0.9995), (1.0, ""))
     elif 0 < magnitude < 1 and dimension == TIME:
         scale, prefix = next(((s, p) for s, p in _DOWN if magnitude >= s * 0.9995), (1e-12, "p"))
