@@ -5,6 +5,7 @@ import bisect
 import functools
 import hashlib
 import math
+import re
 import threading
 
 import attrs
@@ -348,6 +349,8 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
                 help = "a claimed value that is a sum goes in brackets, the unit after them: `= (4096 + 128) * 2 B`"
             elif token.type == "NUMBER" and str(getattr(error, "token_history", None) or "").endswith("x')]"):
                 help = "multiply with `*` or `×`: `x` after a number is a ratio (`80x`)"
+            else:
+                help = _suffix_help(source, token)
     else:
         expected = _describe(set(getattr(error, "expected", ()) or ()))
         found, width = "the file ends early", 1
@@ -357,6 +360,22 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
     column += (source.column_offsets or {}).get(line - source.line_offset, 0)
     span = Span(source.path, line, column, line, column + width)
     return Diagnostic("syntax", f"{found}; expected {expected}", span, help)
+
+
+_SUFFIXED = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|k|K|M|G)[ \t]+$")
+
+
+def _suffix_help(source: SpecText, token: Token) -> str | None:
+    """`67.1M FLOP`: a count suffix, then a unit (which the parser does not expect there); what to write."""
+    from gpuspec import units  # for an error's help only: no node depends on it
+    lines = source.text.split("\n", token.line)
+    before = _SUFFIXED.search(lines[token.line - 1][:token.column - 1]) if len(lines) >= token.line else None
+    if before is None:
+        return None
+    combined = units.suffixed_unit(before[2], str(token.value))
+    if combined is None:
+        return None
+    return f"a count suffix before a unit: write the prefix on the unit, `{before[1]} {combined}`"
 
 
 class _Extent:

@@ -119,6 +119,18 @@ def parse_unit(text: str) -> Unit:
     raise UnknownUnit(text)
 
 
+def suffixed_unit(suffix: str, word: str) -> str | None:
+    """The unit a count suffix written before a unit means, where it is one (`M` before `FLOP`: `MFLOP`), for the
+    error that shows it: `67.1M FLOP` is a count of 67.1 M, then a unit; None where `word` is no unit it prefixes."""
+    if suffix not in _LARGE_PREFIXES:
+        return None
+    try:
+        found = parse_unit(suffix + word)
+    except UnknownUnit:
+        return None
+    return found.symbol if found.dimension != COUNT else None
+
+
 def known_units() -> list[str]:
     """Common spellings, for 'did you mean' help."""
     common = ["ns", "µs", "us", "ms", "s", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",

@@ -89,7 +89,7 @@ def _implied_metric(value, written: nodes.ClaimNode) -> str:
     if phrase is None:
         raise invalid("which-metric", f"`{written.text}` does not say which metric it is about", written.span,
                       "add a unit or a word that names it (`62 waves`, `≈ 20 µs`), or write `waves = 62`")
-    found = unit(phrase)
+    found = unit(phrase, getattr(value, "low", None))
     words = " ".join(phrase.words).lower()
     ratio = found.symbol in ("%", "×", "x")
     if not ratio and not found.noun and found.dimension == units.COUNT and phrase.words:  # 16.8M elements
@@ -125,7 +125,7 @@ def _expected(value, subject: Ref, written: nodes.ClaimNode) -> Expected:
     if dimension is None:
         words = ", ".join(metrics.WORDS.get(getattr(subject, "metric", ""), ()))
         raise invalid("expected-word", f"{subject.text} is a word ({words}), not a number", value.span)
-    given = unit(value.phrase) if value.phrase else units.Unit("", 1.0, units.COUNT)
+    given = unit(value.phrase, getattr(value, "low", None)) if value.phrase else units.Unit("", 1.0, units.COUNT)
     given = _per_second(given, dimension)
     if given.dimension != dimension:
         what = subject.text or "the value"

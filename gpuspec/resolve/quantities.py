@@ -31,10 +31,35 @@ from gpuspec.text import Span
 _QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
 
 
-def unit(phrase: nodes.Phrase | None) -> units.Unit:
+def unit(phrase: nodes.Phrase | None, number: nodes.Number | None = None) -> units.Unit:
+    """The unit of a claimed value as written (`number`, where given, is the value's number: for the error)."""
     if phrase is None:
         return units.Unit("", 1.0, units.COUNT)
+    if phrase.words and phrase.unit in nodes.COUNT_SUFFIXES:
+        _suffix_before_unit(phrase, number)
     return unit_text(phrase.unit, phrase.span)
+
+
+def _suffix_before_unit(phrase: nodes.Phrase, number: nodes.Number | None) -> None:
+    """`67.1M FLOP`: a count suffix (`16.8M elements`) with a unit after it is no unit gpuspec reads; the error says
+    how to write it (`67.1 MFLOP`)."""
+    word = phrase.words[0]
+    try:
+        after = units.parse_unit(word)
+    except units.UnknownUnit:
+        return
+    if after.dimension == units.COUNT:  # a counted noun: `16.8M elements`
+        return
+    written = f"{number.text if number is not None else ''}{phrase.unit} {word}"
+    combined = units.suffixed_unit(phrase.unit, word)
+    if combined is not None:
+        fix = f"`{number.text} {combined}`" if number is not None else f"`{combined}`"
+        help = f"write the prefix on the unit: {fix}"
+    else:
+        help = f"write the number in {word} without the suffix (`{phrase.unit}` is " \
+               f"{units.format_count(nodes.COUNT_SUFFIXES[phrase.unit])})"
+    raise invalid("suffix-before-unit", f"`{written}` puts a count suffix before a unit: `{phrase.unit}` counts, "
+                  f"and `{word}` is a unit of its own", phrase.span, help)
 
 
 def unit_text(text: str | None, span: Span) -> units.Unit:
