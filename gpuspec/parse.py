@@ -20,7 +20,7 @@ from lark.indenter import DedentError, Indenter
 from lark.lexer import PatternStr
 
 from gpuspec import nodes
-from gpuspec.diagnostics import Diagnostic, SpecError
+from gpuspec.diagnostics import Diagnostic, PartlyRead
 from gpuspec.resources import data_dir
 from gpuspec.text import Span, SpecText
 
@@ -162,9 +162,10 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def parse(source: SpecText) -> nodes.Spec:
-    """Parse one spec. Raises SpecError with every syntax error of the file, each located: after an error the
-    parse starts again at the next statement (or, in an indented block, the next claim). Safe to call from several
-    threads."""
+    """Parse one spec. Raises SyntaxErrors (a SpecError) with every syntax error of the file, each located: after an
+    error the parse starts again at the next statement (or, in an indented block, the next claim), and the
+    statements that did parse come with the errors, for their own errors to be found too. Safe to call from
+    several threads."""
     with _ONE_AT_A_TIME:
         return _parse_alone(source)
 
@@ -180,9 +181,17 @@ class _Stopped(Exception):
 
 def _parse_alone(source: SpecText) -> nodes.Spec:
     try:
-        return nodes.Spec(source.path, _attempt(source))
+        statements = _attempt(source)
     except _Stopped as stopped:
-        raise SpecError([stopped.diagnostic, *_later_errors(source, stopped)]) from None
+        found, skipped, stood_in = _later_errors(source, stopped)
+        errors = [stopped.diagnostic, *found]
+        partial = _partial(source, skipped, stood_in) if len(found) < _MOST_ERRORS else None
+        raise SyntaxErrors(errors, partial, _document_lines(source, stood_in)) from None
+    return nodes.Spec(source.path, statements)
+
+
+class SyntaxErrors(PartlyRead):
+    """Every syntax error of a spec, and the statements that did parse (see PartlyRead)."""
 
 
 def _attempt(source: SpecText) -> tuple:
@@ -223,29 +232,39 @@ def _attempt(source: SpecText) -> tuple:
 # What stands in for a claim line that did not parse, so that the rest of its block is still read.
 _PLACEHOLDER_CLAIM = "memory-bound"
 _MOST_ERRORS = 1000  # past this many, a file is not what its author meant to be a spec: stop reporting
+_RETRIES = 20  # the most statements _partial leaves out beyond those the errors did, before it reads nothing
 
 
-def _later_errors(source: SpecText, stopped: _Stopped) -> list[Diagnostic]:
+def _later_errors(source: SpecText, stopped: _Stopped) -> tuple[list[Diagnostic], set[int], dict[int, str]]:
     """The syntax errors after the first: the parse starts again at the statement after the one that failed (a
     line at the margin, outside a quote), or at the same statement with a failed claim line of its block stood in
     for, and goes on to the next error. Each start reads only what is after it, so the file is read about once
-    however many errors it has; the statements are not kept (a file with a syntax error is not resolved)."""
+    however many errors it has. Also what did not parse: the 0-based lines of the statements left out (`skipped`),
+    and the claim lines stood in for (index -> indentation), for _partial to read the rest."""
     lines = source.text.split("\n")
     starts = _statement_starts(lines)
     found: list[Diagnostic] = []
+    skipped: set[int] = set()
+    stood_in: dict[int, str] = {}
     begin, replaced = 0, {}  # the line this attempt started at; claim lines stood in for (index -> indentation)
     while stopped.line is not None and len(found) < _MOST_ERRORS:
         at = begin + stopped.line
         statement = starts[bisect.bisect_right(starts, at) - 1] if starts and starts[0] <= at else 0
+        following = bisect.bisect_right(starts, at)
+        end = starts[following] if following < len(starts) else len(lines)
         if stopped.first and at in starts and at > begin:  # the statement before it was cut short: retry this one
+            previous = _statement_of(lines, starts, at - 1, begin)
+            if not _parses(source, lines, previous, at, replaced):
+                skipped.update(range(previous, at))
             begin, replaced = at, {}
         elif stopped.block and at not in starts and at > statement and lines[at].strip() and at not in replaced \
                 and _claim_line(lines, at):
             replaced = {index: indent for index, indent in replaced.items() if index >= statement}
-            replaced[at] = lines[at][:len(lines[at]) - len(lines[at].lstrip(" \t"))]
+            replaced[at] = stood_in[at] = lines[at][:len(lines[at]) - len(lines[at].lstrip(" \t"))]
             begin = statement
         else:
-            following = bisect.bisect_right(starts, at)
+            # an indented line where no block opens goes alone (the statement above it is whole); else the statement
+            skipped.update(range(_statement_of(lines, starts, at, begin) if stopped.block else at, end))
             if following >= len(starts):
                 break
             begin, replaced = starts[following], {}
@@ -259,7 +278,101 @@ def _later_errors(source: SpecText, stopped: _Stopped) -> list[Diagnostic]:
             if all(_place(seen) != where for seen in (stopped.diagnostic, *found)):
                 found.append(next_stop.diagnostic)
             stopped = next_stop
-    return found
+    if stopped.line is None:  # the file ended inside the last statement read
+        skipped.update(range(_statement_of(lines, starts, len(lines) - 1, begin), len(lines)))
+    return found, skipped, stood_in
+
+
+def _statement_of(lines: list[str], starts: list[int], at: int, begin: int = 0) -> int:
+    """The first line of the statement that line `at` is part of, as the parser read it from line `begin`: the
+    statement starting at or before it, or an earlier one that leaves a bracket open (the lines after an open
+    bracket continue it, though they start at the margin)."""
+    index = bisect.bisect_right(starts, at) - 1
+    if index < 0 or starts[index] < begin:
+        return begin
+    while index > 0 and starts[index - 1] >= begin and _leaves_open(lines, starts[index - 1], starts[index]):
+        index -= 1
+    return starts[index]
+
+
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+
+
+def _leaves_open(lines: list[str], first: int, end: int) -> bool:
+    """Whether lines first..end-1 open more brackets than they close (outside quotes and comments, roughly)."""
+    depth = 0
+    for line in lines[first:end]:
+        code = _QUOTED.sub("", line).split("#", 1)[0]
+        depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
+    return depth > 0
+
+
+def _parses(source: SpecText, lines: list[str], first: int, end: int, replaced: dict[int, str]) -> bool:
+    """Whether lines first..end-1 (a statement, its claim lines in `replaced` stood in for) parse on their own."""
+    segment = [replaced[i] + _PLACEHOLDER_CLAIM if i in replaced else lines[i] for i in range(first, end)]
+    try:
+        _attempt(SpecText(source.path, "\n".join(segment), source.line_offset + first))
+    except _Stopped:
+        return False
+    return True
+
+
+def _partial(source: SpecText, skipped: set[int], stood_in: dict[int, str]) -> nodes.Spec | None:
+    """What of a spec with syntax errors can be read: its text with the statements that did not parse left out
+    (each stood in for by an Unparsed node: the names it would have defined) and the claim lines that did not parse
+    stood in for, parsed. None where that text does not parse either (the errors found are then all there is to
+    say)."""
+    lines = source.text.split("\n")
+    ordered_starts = _statement_starts(lines)
+    for _ in range(_RETRIES):
+        kept = ["" if i in skipped else stood_in[i] + _PLACEHOLDER_CLAIM if i in stood_in else line
+                for i, line in enumerate(lines)]
+        try:
+            statements = _attempt(SpecText(source.path, "\n".join(kept), source.line_offset,
+                                           source.column_offsets))
+            break
+        except _Stopped as stopped:  # a statement the errors found did not leave out: leave it out too
+            at = len(lines) - 1 if stopped.line is None else stopped.line
+            first = _statement_of(lines, ordered_starts, at)
+            if stopped.first and at in ordered_starts and at > 0:
+                first = _statement_of(lines, ordered_starts, at - 1)
+            following = bisect.bisect_right(ordered_starts, at)
+            more = set(range(first, ordered_starts[following] if following < len(ordered_starts) else len(lines)))
+            if more <= skipped:
+                return None
+            skipped = skipped | more
+    else:
+        return None
+    starts = set(ordered_starts)
+    unparsed = [_unparsed(source, lines, index) for index in sorted(skipped & starts)]
+    ordered = sorted([*statements, *(u for u in unparsed if u is not None)], key=lambda node: node.span.line)
+    return nodes.Spec(source.path, ordered)
+
+
+_DEFINES = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
+_SELECTS = re.compile(r"(device|model)(?:\s+([A-Za-z0-9][A-Za-z0-9_.+-]*))?(?:\s|#|$)")
+
+
+def _unparsed(source: SpecText, lines: list[str], index: int) -> nodes.Unparsed | None:
+    """What the statement on line `index` (0-based), which did not parse, would have defined, by its first words:
+    `y = ...` the name y, `device X ...` a device (X, whatever follows), `model X ...` a model. None for anything
+    else (a claim, `set`, a quote, lines that are no statement)."""
+    text = lines[index]
+    line = index + 1 + source.line_offset
+    span = Span(source.path, line, 1, line, len(text) + 1)
+    selects = _SELECTS.match(text)
+    if selects is not None:
+        name = selects[2] or ""
+        return nodes.Unparsed((), name if selects[1] == "device" else None,
+                              name if selects[1] == "model" else None, span=span)
+    defines = _DEFINES.match(text)
+    if defines is not None:
+        return nodes.Unparsed((defines[1],), None, None, span=span)
+    return None
+
+
+def _document_lines(source: SpecText, indexes) -> frozenset[int]:
+    return frozenset(index + 1 + source.line_offset for index in indexes)
 
 
 def _place(diagnostic: Diagnostic) -> tuple:

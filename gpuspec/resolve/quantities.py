@@ -24,7 +24,16 @@ from gpuspec.resolve.checked import (
     needs_model,
     square_root,
 )
-from gpuspec.resolve.scope import Scope, TensorName, ValueName, WorkloadName, invalid, require_device, unknown_name
+from gpuspec.resolve.scope import (
+    Scope,
+    TensorName,
+    ValueName,
+    WorkloadName,
+    after_failed,
+    invalid,
+    require_device,
+    unknown_name,
+)
 from gpuspec.text import Span
 
 # Functions over quantities (not tensors) in named values and claims.
@@ -109,6 +118,9 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if isinstance(bound, TensorName):
             raise invalid("tensor-as-number", f"`{expr.id}` is a tensor, not a number", expr.span,
                           f"claim about a workload over it, e.g. `{expr.id} * 2 is ≈ 20 µs`")
+        failed = after_failed(scope, expr.id, expr.span)
+        if failed is not None:
+            raise failed
         help = _model_field_help(expr.id, workload)
         if help is not None:
             raise invalid("unknown-name", f"unknown name `{expr.id}`", expr.span, help)
@@ -129,6 +141,11 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if bound is None and (expr.owner in scope.models or llm_catalog.lookup(expr.owner) is not None):
             return model_fact(scope, expr.owner, expr.attribute, text, expr.span)
         if not isinstance(bound, WorkloadName):
+            if bound is None and expr.owner in scope.failed:  # a workload that failed: its metric may still be wrong
+                if scope.failed[expr.owner] in ("workload", "") and metrics.canonical(expr.attribute) is None:
+                    raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
+                                  did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+                raise unknown_name(scope, expr.owner, expr.span)
             if bound is None:
                 raise unknown_name(scope, expr.owner, expr.span)
             raise invalid("not-a-workload", f"`{expr.owner}` is not a workload, so it has no metrics", expr.span)
@@ -215,6 +232,9 @@ def model_fact(scope: Scope, name: str, attribute: str, text: str, span: Span) -
 
     model = scope.models.get(name) or llm_catalog.lookup(name)
     if model is None:
+        failed = after_failed(scope, name, span)
+        if failed is not None:
+            raise failed
         raise invalid("unknown-model", f"unknown model `{name}`", span,
                       did_you_mean(name, [*scope.models, *llm_catalog.known_names()])
                       or "`gpuspec models` lists the catalog")
