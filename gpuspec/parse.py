@@ -391,20 +391,38 @@ def _claim_line(lines: list[str], index: int) -> bool:
 
 def _statement_starts(lines: list[str]) -> list[int]:
     """The 0-based lines where a statement starts: those with text at the margin that is not a comment, outside
-    a quoted sentence running over several lines."""
-    starts, quoted = [], None  # quoted: the mark that closes the open quote
-    for index, line in enumerate(lines):
+    a quoted sentence running over several lines. A quote mark that nothing closes before the end of the file opens
+    no quote (the parser stops at it: reading starts again after its line)."""
+    starts: list[int] = []
+    ignored: set[tuple[int, int]] = set()  # (line, column) of quote marks never closed
+    first = 0
+    while True:
+        found, unclosed = _scan_starts(lines, first, ignored)
+        starts = [start for start in starts if start < first] + found
+        if unclosed is None:
+            return starts
+        ignored.add(unclosed)
+        first = unclosed[0]
+
+
+def _scan_starts(lines: list[str], first: int, ignored: set[tuple[int, int]]) \
+        -> tuple[list[int], tuple[int, int] | None]:
+    """The statement starts from line `first` on (outside any quote there), and where the quote open at the end
+    of the file opened, if one is."""
+    starts, quoted, opened = [], None, None  # quoted: the mark that closes the open quote
+    for index in range(first, len(lines)):
+        line = lines[index]
         if quoted is None and line[:1] not in ("", " ", "\t", "#"):
             starts.append(index)
-        for char in line:
+        for column, char in enumerate(line):
             if quoted is not None:
                 if char == quoted:
                     quoted = None
             elif char == "#":
                 break
-            elif char in ('"', "“"):
-                quoted = '"' if char == '"' else "”"
-    return starts
+            elif char in ('"', "“") and (index, column) not in ignored:
+                quoted, opened = '"' if char == '"' else "”", (index, column)
+    return starts, opened if quoted is not None else None
 
 
 def _describe(names: set[str]) -> str:
@@ -442,7 +460,11 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
     help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
-    if isinstance(error, UnexpectedCharacters):
+    if isinstance(error, UnexpectedCharacters) and error.char in ('"', "“"):  # no closing mark anywhere after it
+        closing = '"' if error.char == '"' else "”"
+        found, expected, width = "a quoted sentence that is never closed", None, 1
+        help = f"end the sentence with `{closing}` (a quote may run over a few lines, up to its closing mark)"
+    elif isinstance(error, UnexpectedCharacters):
         found = f"unexpected character `{error.char}`"
         expected, width = _describe(set(error.allowed or ())), 1
     elif isinstance(error, UnexpectedToken) and error.token.type != "$END":
@@ -472,7 +494,7 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             line, column = len(lines) + source.line_offset, len(lines[-1]) + 1
     column += (source.column_offsets or {}).get(line - source.line_offset, 0)
     span = Span(source.path, line, column, line, column + width)
-    return Diagnostic("syntax", f"{found}; expected {expected}", span, help)
+    return Diagnostic("syntax", f"{found}; expected {expected}" if expected else found, span, help)
 
 
 _SUFFIXED = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|k|K|M|G)[ \t]+$")

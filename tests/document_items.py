@@ -142,8 +142,9 @@ def cases(source: SpecText) -> tuple[list[Case], list[str]]:
 def _read_expectations(case: Case, source: SpecText) -> None:
     pending: list[tuple[int, str]] = []  # expectations written above the line they concern
     quote: str | None = None  # the closing mark of a quoted sentence that runs over lines
+    unclosed = _never_closed(case, source)
     for number in case.lines:
-        code, comment, quote = _split_comment(source.line(number), quote)
+        code, comment, quote = _split_comment(source.line(number), quote, unclosed.get(number, ()))
         segments = [s.strip() for s in comment.split("#")[1:]] if comment else []
         read = [(number, s) for s in segments if _is_expectation(s, number, case)]
         if not code.strip():
@@ -160,14 +161,35 @@ def _read_expectations(case: Case, source: SpecText) -> None:
         case.problems.append(f"line {written}: `# {text}` has no line of spec below it to concern")
 
 
-def _split_comment(line: str, quote: str | None) -> tuple[str, str, str | None]:
+def _never_closed(case: Case, source: SpecText) -> dict[int, set[int]]:
+    """The quote marks of the case that nothing closes (by document line, their indexes in it): as gpuspec reads
+    them, they open no quote."""
+    ignored: dict[int, set[int]] = {}
+    while True:
+        quote, opened = None, None
+        for number in case.lines:
+            line = source.line(number)
+            for index, char in enumerate(line):
+                if quote is not None:
+                    if char == quote:
+                        quote = None
+                elif char in "\"“" and index not in ignored.get(number, ()):
+                    quote, opened = ('"' if char == '"' else "”"), (number, index)
+                elif char == "#":
+                    break
+        if quote is None or opened is None:
+            return ignored
+        ignored.setdefault(opened[0], set()).add(opened[1])
+
+
+def _split_comment(line: str, quote: str | None, ignored=()) -> tuple[str, str, str | None]:
     """A line's spec text and its comment (from the `#` that starts it), given whether it starts inside a quoted
-    sentence; and whether it ends inside one."""
+    sentence; and whether it ends inside one. Quote marks at `ignored` are none (never closed)."""
     for index, char in enumerate(line):
         if quote is not None:
             if char == quote:
                 quote = None
-        elif char in "\"“":
+        elif char in "\"“" and index not in ignored:
             quote = '"' if char == '"' else "”"
         elif char == "#":
             return line[:index], line[index:], None

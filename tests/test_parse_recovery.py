@@ -65,6 +65,13 @@ def test_a_claim_line_that_did_not_parse_leaves_the_rest_of_its_block_checked():
     assert found == [(4, 12, "syntax"), (5, 9, "unknown-unit"), (7, 15, "syntax"), (8, 10, "unknown-unit")]
 
 
+def test_a_quote_never_closed_is_an_error_and_reading_goes_on():
+    for mark in ('"', "“"):
+        found = errors(H100 + f"{mark}The multiply reads x once\nx * 2 is ≈ 20 uss\ny = x *** 2\n")
+        assert found == [(3, 1, "syntax"), (4, 15, "unknown-unit"), (5, 8, "syntax")]
+    assert errors(H100 + 'x * 2 is ≈ 20 µs\n"never closed') == [(4, 1, "syntax")]
+
+
 def test_a_document_s_number_checks_are_resolved_beside_a_block_s_syntax_error():
     document = ("```gpu\ndevice H100-SXM\nv = bf16[4096]\nsmall = v * 2\ntiny = 1000 launches of small\n"
                 "y = v *** 2\n```\n\nThe launches take 5.0 ms<!-- gpu: ≈ tiny.tme -->.\n")
@@ -82,9 +89,14 @@ def test_what_did_parse_is_kept_with_the_errors():
 
 
 @pytest.mark.parametrize("text", [
+    '"' * 1001,
+    '"\n' * 3001,
+    "\n".join(f'"{i}' for i in range(2000)),
+    "x = (\n" + '"a\n' * 500 + ")\n",
+    "“" + "a\n" * 50 + "”" * 3,
     "device H100-SXM\n" + "y = x * * 2\n" * 2000,
 ])
-def test_hostile_errors_end_in_located_errors_quickly(text):
+def test_hostile_quotes_and_errors_end_in_located_errors_quickly(text):
     start = time.perf_counter()
     report = check_text(text, "h.gpu")
     assert time.perf_counter() - start < 20
