@@ -185,9 +185,15 @@ def _parse_alone(source: SpecText) -> nodes.Spec:
     except _Stopped as stopped:
         found, skipped, stood_in = _later_errors(source, stopped)
         errors = [stopped.diagnostic, *found]
-        partial = _partial(source, skipped, stood_in) if len(found) < _MOST_ERRORS else None
-        raise SyntaxErrors(errors, partial, _document_lines(source, stood_in)) from None
-    return nodes.Spec(source.path, statements)
+        partial, hidden = None, []
+        if len(found) < _MOST_ERRORS:
+            partial, hidden = _partial(source, skipped, stood_in)
+        raise SyntaxErrors([*errors, *hidden], partial, _document_lines(source, stood_in)) from None
+    hidden = _hidden_claims(source, list(_BUILDER.quotes))
+    spec = nodes.Spec(source.path, statements)
+    if hidden:
+        raise SyntaxErrors(hidden, spec)
+    return spec
 
 
 class SyntaxErrors(PartlyRead):
@@ -317,11 +323,12 @@ def _parses(source: SpecText, lines: list[str], first: int, end: int, replaced: 
     return True
 
 
-def _partial(source: SpecText, skipped: set[int], stood_in: dict[int, str]) -> nodes.Spec | None:
+def _partial(source: SpecText, skipped: set[int], stood_in: dict[int, str]) \
+        -> tuple[nodes.Spec | None, list[Diagnostic]]:
     """What of a spec with syntax errors can be read: its text with the statements that did not parse left out
     (each stood in for by an Unparsed node: the names it would have defined) and the claim lines that did not parse
-    stood in for, parsed. None where that text does not parse either (the errors found are then all there is to
-    say)."""
+    stood in for, parsed; and the problems of its quotes (_hidden_claims). None where that text does not parse
+    either (the errors found are then all there is to say)."""
     lines = source.text.split("\n")
     ordered_starts = _statement_starts(lines)
     for _ in range(_RETRIES):
@@ -339,14 +346,15 @@ def _partial(source: SpecText, skipped: set[int], stood_in: dict[int, str]) -> n
             following = bisect.bisect_right(ordered_starts, at)
             more = set(range(first, ordered_starts[following] if following < len(ordered_starts) else len(lines)))
             if more <= skipped:
-                return None
+                return None, []
             skipped = skipped | more
     else:
-        return None
+        return None, []
+    hidden = _hidden_claims(source, list(_BUILDER.quotes))
     starts = set(ordered_starts)
     unparsed = [_unparsed(source, lines, index) for index in sorted(skipped & starts)]
     ordered = sorted([*statements, *(u for u in unparsed if u is not None)], key=lambda node: node.span.line)
-    return nodes.Spec(source.path, ordered)
+    return nodes.Spec(source.path, ordered), hidden
 
 
 _DEFINES = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
@@ -373,6 +381,69 @@ def _unparsed(source: SpecText, lines: list[str], index: int) -> nodes.Unparsed 
 
 def _document_lines(source: SpecText, indexes) -> frozenset[int]:
     return frozenset(index + 1 + source.line_offset for index in indexes)
+
+
+# The most lines a quoted sentence may run over: past this, a quote is taken to have been left open.
+LONGEST_QUOTE = 12
+
+
+def _hidden_claims(source: SpecText, quotes: list[Token]) -> list[Diagnostic]:
+    """The problems of the quotes that run over several lines: a quote over more than LONGEST_QUOTE lines, and a
+    line inside one that reads as a statement or a claim on its own. A quote left open, or closed a few lines late,
+    would otherwise take the claims after it into its words, where nothing checks them."""
+    problems = []
+    for token in quotes:
+        rows = str(token.value).split("\n")
+        closing = rows[-1][-1]
+        opened_at = _position(source, token.line, token.column)
+        if len(rows) > LONGEST_QUOTE:
+            line, column = opened_at
+            closed_at = _position(source, token.end_line, token.end_column - 1)
+            problems.append(Diagnostic(
+                "open-quote", f"this quoted sentence runs over {len(rows)} lines, to the `{closing}` at "
+                f"{closed_at[0]}:{closed_at[1]}: a quote left open takes the claims after it into its words",
+                Span(source.path, line, column, line, column + 1),
+                f"close it where the sentence ends; a quote runs over at most {LONGEST_QUOTE} lines"))
+            continue
+        for offset, row in enumerate(rows[1:], 1):
+            words = (row[:-1] if offset == len(rows) - 1 else row).strip()
+            what = _reads_as(words) if words else None
+            if what is None:
+                continue
+            indent = len(row) - len(row.lstrip())
+            line, column = _position(source, token.line + offset, indent + 1)
+            problems.append(Diagnostic(
+                "open-quote", f"this line reads as {what}, but it is inside the quoted sentence opened at "
+                f"{opened_at[0]}:{opened_at[1]}, so it is not checked",
+                Span(source.path, line, column, line, column + len(words.split("#")[0].rstrip() or words)),
+                f"if the sentence ends before it, close the quote there (`{closing}`); if the line is part of the "
+                "sentence, break the sentence elsewhere, so that no line of it reads as a claim"))
+    return problems
+
+
+def _position(source: SpecText, line: int, column: int) -> tuple[int, int]:
+    """A parser position (line and column of the text parsed) in the file's own lines and columns."""
+    return line + source.line_offset, column + (source.column_offsets or {}).get(line, 0)
+
+
+def _reads_as(words: str) -> str | None:
+    """What a line of a quote would be on its own: `a claim` (a claim line, or a claim of a block), `a statement`
+    (a device, a setting, a definition), or None (words, or a bare expression that claims nothing)."""
+    for text, block in ((words, False), ("q:\n    " + words, True)):
+        try:
+            statements = _attempt(SpecText("<quote>", text))
+        except (_Stopped, RecursionError):
+            continue
+        for statement in statements:
+            if isinstance(statement, nodes.Quote):  # a quote inside the quote (“...” inside "...")
+                continue
+            claims = isinstance(statement, nodes.Subject) and any(
+                isinstance(item, nodes.ClaimNode) for item in statement.claims.items)
+            if claims or isinstance(statement, nodes.DirectClaim):
+                return "a claim"
+            if not block and (not isinstance(statement, nodes.Subject) or statement.name is not None):
+                return "a statement"
+    return None
 
 
 def _place(diagnostic: Diagnostic) -> tuple:
@@ -485,7 +556,7 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             elif token.type == "NUMBER" and str(getattr(error, "token_history", None) or "").endswith("x')]"):
                 help = "multiply with `*` or `×`: `x` after a number is a ratio (`80x`)"
             else:
-                help = _suffix_help(source, token)
+                help = _suffix_help(source, token) or _late_close_help(source, token)
     else:
         expected = _describe(set(getattr(error, "expected", ()) or ()))
         found, width = "the file ends early", 1
@@ -511,6 +582,34 @@ def _suffix_help(source: SpecText, token: Token) -> str | None:
     if combined is None:
         return None
     return f"a count suffix before a unit: write the prefix on the unit, `{before[1]} {combined}`"
+
+
+def _late_close_help(source: SpecText, token: Token) -> str | None:
+    """Where the token comes right after a quote mark that closes a quote opened on an earlier line (`"two"` after a
+    quote left open: its first mark closes that quote, and `two` is read as code), what happened."""
+    text = source.text
+    before = text[:token.start_pos].rstrip(" \t")
+    if not before.endswith(('"', "”")) or "\n" not in before:
+        return None
+    quote, opened, line, column = None, None, 1, 0
+    for char in before[:-1]:  # the quote state just before that mark, read as the lexer reads it
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+            if quote is None:
+                continue
+        if quote is not None:
+            if char == quote:
+                quote = None
+        elif char in ('"', "“"):
+            quote, opened = ('"' if char == '"' else "”"), (line, column)
+        elif char == "#":
+            quote = "\n"  # a comment, to the end of its line
+    if quote in (None, "\n") or opened is None or opened[0] == token.line or quote != before[-1]:
+        return None
+    where = _position(source, *opened)
+    return (f"the quoted sentence opened at {where[0]}:{where[1]} ends at the `{before[-1]}` before this, and what "
+            "follows it is read as a statement: a quote left open above?")
 
 
 class _Extent:
@@ -575,6 +674,7 @@ class _Builder(Transformer):
 
     def begin(self, source: SpecText, text: str) -> None:
         self._source, self._text = source, text
+        self.quotes: list[Token] = []  # the quotes that run over several lines, for _hidden_claims
 
     # --- positions ---
     def _span(self, extent: _Extent) -> Span | None:
@@ -717,6 +817,8 @@ class _Builder(Transformer):
     @_with_extent
     def quote(self, meta, children):
         # A quote may run over several lines; its words are kept, its line breaks are not.
+        if "\n" in children[0]:
+            self.quotes.append(children[0])
         return nodes.Quote(" ".join(str(children[0])[1:-1].split()), span=self._span(meta))
 
     @_with_extent

@@ -11,6 +11,9 @@ that is not one):
     # skip: fragment               a claim here is skipped by a source, saying the fragment
     # pass                         a claim here passes
 
+A line inside a quoted sentence that runs over lines may carry an expectation too (for the error such a line is:
+gpuspec reads the comment as words of the quote).
+
 Before the fragment, `[source]` may name the source of a verdict (`# skip: [measured] --measure`), and a number
 before the bracket the column (of the document, as a report prints it): `# error: 23 [syntax]`,
 `# fail: 36 [model] 20.03 µs`, `# pass: 22`. A fragment runs to the end of the comment or the next `#`;
@@ -182,13 +185,19 @@ def _never_closed(case: Case, source: SpecText) -> dict[int, set[int]]:
         ignored.setdefault(opened[0], set()).add(opened[1])
 
 
+_INSIDE = re.compile(r"#\s*(?:" + "|".join(KINDS) + r")\b")  # an expectation on a line inside a quote
+
+
 def _split_comment(line: str, quote: str | None, ignored=()) -> tuple[str, str, str | None]:
     """A line's spec text and its comment (from the `#` that starts it), given whether it starts inside a quoted
-    sentence; and whether it ends inside one. Quote marks at `ignored` are none (never closed)."""
+    sentence; and whether it ends inside one. On a line inside a quote, an expectation's comment is read as one
+    (for the error such a line is) and the quote goes on. Quote marks at `ignored` are none (never closed)."""
     for index, char in enumerate(line):
         if quote is not None:
             if char == quote:
                 quote = None
+            elif char == "#" and _INSIDE.match(line, index):
+                return line[:index], line[index:], quote
         elif char in "\"“" and index not in ignored:
             quote = '"' if char == '"' else "”"
         elif char == "#":

@@ -10,7 +10,7 @@ import pytest
 
 from gpuspec.api import check_text
 from gpuspec.cli import main
-from gpuspec.parse import SyntaxErrors, parse
+from gpuspec.parse import LONGEST_QUOTE, SyntaxErrors, parse
 from gpuspec.text import SpecText
 
 H100 = "device H100-SXM\nx = bf16[4096, 4096]\n"
@@ -70,6 +70,79 @@ def test_a_quote_never_closed_is_an_error_and_reading_goes_on():
         found = errors(H100 + f"{mark}The multiply reads x once\nx * 2 is ≈ 20 uss\ny = x *** 2\n")
         assert found == [(3, 1, "syntax"), (4, 15, "unknown-unit"), (5, 8, "syntax")]
     assert errors(H100 + 'x * 2 is ≈ 20 µs\n"never closed') == [(4, 1, "syntax")]
+    # a quote left open before another closes at the other's opening mark: the error says so
+    report = check_text(H100 + '"one\n"two"\nx * 2 is ≈ 20 uss\n', "t.gpu")
+    first = report.diagnostics[0]
+    assert (first.span.line, first.span.column, first.code) == (4, 2, "syntax")
+    assert "the quoted sentence opened at 3:1 ends at the `\"` before this" in first.help
+
+
+def test_a_claim_inside_a_quote_is_an_error_not_a_silent_pass(tmp_path, capsys):
+    spec = tmp_path / "q.gpu"
+    spec.write_text(H100 + '"abc\nx * 2 is ≈ 99 µs\n"\nx * 2 is ≈ 20 µs\n', encoding="utf-8")
+    assert main(["check", str(spec)]) == 2
+    out = capsys.readouterr().out
+    assert f"{spec}:4:1: error[open-quote]: this line reads as a claim, but it is inside the quoted sentence " \
+           "opened at 3:1, so it is not checked" in out
+    assert "0 passed, 0 failed" in out
+
+
+@pytest.mark.parametrize("line, what", [
+    ("x * 2 is ≈ 99 µs", "a claim"),
+    ("y = x * 2 is memory-bound", "a claim"),
+    ("device.sms = 132", "a claim"),
+    ("62 waves", "a claim"),           # a claim of a block
+    ("in practice ≈ 22 µs", "a claim"),
+    ("memory-bound", "a claim"),
+    ("device B200", "a statement"),
+    ("set tolerance = 5%", "a statement"),
+    ("z = bf16[16]", "a statement"),
+    ("w = 2 GB", "a statement"),
+    ("x * 2 is ≈ 99 µs   # with a comment", "a claim"),
+    ("370GB/s", "a claim"),          # a bandwidth claimed of a block: end the sentence with a full stop
+])
+def test_each_line_inside_a_quote_that_reads_as_code_is_found(line, what):
+    for indent, head in (("", ""), ("    ", "y = x * 2:\n")):
+        text = H100 + head + f'{indent}"The sentence\n{indent}{line}\n{indent}ends here."\n'
+        report = check_text(text, "t.gpu")
+        (error,) = report.diagnostics
+        assert (error.code, error.span.column) == ("open-quote", len(indent) + 1)
+        assert f"reads as {what}" in error.message and "so it is not checked" in error.message
+        assert "close the quote" in error.help
+
+
+@pytest.mark.parametrize("words", [
+    "67.1 MB, which at 3.35 TB/s takes about 20 µs.",
+    "torch.compile and CUDA graphs.",
+    "132 × 8 = 1,056 blocks per wave, ≈ 62 waves.",
+    "not that the chip was busy.",
+    "(≈ 40 µs against ≈ 20 µs if fused into one).",
+    "370GB/s.",
+    "the model",
+    "“a quote in the quote”",
+    "“a quote” then words",
+])
+def test_prose_over_several_lines_is_a_quote(words):
+    report = check_text(H100 + f'"A sentence that runs on\n{words}"\nx * 2 is ≈ 20 µs\n', "t.gpu")
+    assert not report.diagnostics and [v.status for v in report.verdicts] == ["pass"]
+
+
+def test_a_quote_over_too_many_lines_is_taken_for_one_left_open():
+    inside = "\n".join(["words"] * LONGEST_QUOTE)
+    assert not check_text(H100 + f'"{inside}"\nx * 2 is ≈ 20 µs\n', "t.gpu").diagnostics
+    inside = "\n".join(["words"] * (LONGEST_QUOTE + 1))
+    report = check_text(H100 + f'"{inside}"\nx * 2 is ≈ 20 µs\n', "t.gpu")
+    (error,) = report.diagnostics
+    assert (error.code, error.span.line, error.span.column) == ("open-quote", 3, 1)
+    assert f"runs over {LONGEST_QUOTE + 1} lines, to the `\"` at {LONGEST_QUOTE + 3}:6" in error.message
+
+
+def test_a_quote_in_markdown_is_located_in_the_document():
+    document = "# Notes\n\nSome prose.\n\n```gpu\n" + H100 + '"abc\nx * 2 is ≈ 99 µs\n"\n```\n'
+    report = check_text(document, "post.md")
+    (error,) = report.diagnostics
+    assert (error.code, error.span.line, error.span.column) == ("open-quote", 9, 1)
+    assert "opened at 8:1" in error.message
 
 
 def test_a_document_s_number_checks_are_resolved_beside_a_block_s_syntax_error():
@@ -93,8 +166,11 @@ def test_what_did_parse_is_kept_with_the_errors():
     '"\n' * 3001,
     "\n".join(f'"{i}' for i in range(2000)),
     "x = (\n" + '"a\n' * 500 + ")\n",
+    '"a\n' + "x * 2 is ≈ 1 µs\n" * 5000 + '"\n',
+    "y = x:\n" + '    "a\n' * 300 + "    62 waves\n",
     "“" + "a\n" * 50 + "”" * 3,
     "device H100-SXM\n" + "y = x * * 2\n" * 2000,
+    '"' + "x * 2 is ≈ 99 µs\n" * 11 + '"\n',
 ])
 def test_hostile_quotes_and_errors_end_in_located_errors_quickly(text):
     start = time.perf_counter()
