@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 from attrs import evolve, field
 
 from gpuspec import model
-from gpuspec.diagnostics import Diagnostic, SpecError
+from gpuspec.diagnostics import Diagnostic, PartlyRead, SpecError
 from gpuspec.model.expressions import evaluate
 from gpuspec.program import Claim, Defaults, Program
 from gpuspec.record import Record, as_tuple, record
 from gpuspec.report import Rebinding, Report
-from gpuspec.resolve import resolve
+from gpuspec.resolve import resolve, semantic_errors
 from gpuspec.text import (
     SEPARATOR_HELP,
     FileText,
@@ -262,9 +262,33 @@ def compile_text(source: SpecText, defaults: Defaults | None = None, device: Dev
     """Parse and resolve one spec's text (with the run's defaults, if any), rebound to `device` if given (`check
     --device`). Raises SpecError for invalid input."""
     try:
-        return resolve(_parse(source), defaults, device)
+        try:
+            spec = _parse(source)
+        except PartlyRead as unread:
+            raise SpecError(_every_error(source, unread, defaults, device)) from None
+        return resolve(spec, defaults, device)
     except RecursionError:
         raise SpecError([_too_deep(source)]) from None
+
+
+def _every_error(source: SpecText, unread: PartlyRead, defaults: Defaults | None,
+                 device: Device | None) -> list[Diagnostic]:
+    """The errors of a spec that did not all parse: its syntax errors, and the semantic errors of what did parse
+    (without those of the claim lines that did not parse, which were stood in for). No claim of it is checked."""
+    errors = list(unread.diagnostics)
+    spec = unread.partial
+    if spec is None:
+        return errors
+    if source.prose:
+        from gpuspec import prose
+
+        try:
+            spec = prose.with_claims(spec, source)
+        except SpecError as more:
+            errors.extend(more.diagnostics)
+    errors.extend(error for error in semantic_errors(spec, defaults, device)
+                  if error.span is None or error.span.line not in unread.placeholders)
+    return errors
 
 
 def _parse(source: SpecText):

@@ -477,7 +477,7 @@ def _harness(args) -> int:
     program = spec.program
     plans, refused = harness.plans(program, line)
     if not plans:
-        reasons = "; ".join(reason for _, reason in refused) or "no workload there"
+        reasons = "; ".join(dict.fromkeys(reason for _, reason in refused)) or "no workload there"  # each once
         print(shown_line(f"{args.target}: nothing to measure: {reasons}"), file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(harness.render(path, plans, refused))

@@ -1,4 +1,5 @@
-"""Errors in spec input: Diagnostic (code, words, location, help) and SpecError that carries them."""
+"""Errors in spec input: Diagnostic (code, words, location, help), SpecError that carries them, and PartlyRead,
+which also carries what of a spec with syntax errors could be read."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -31,6 +32,18 @@ class SpecError(Exception):
     def __init__(self, diagnostics: Iterable[Diagnostic]):
         self.diagnostics = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
         super().__init__("; ".join(d.message for d in self.diagnostics))
+
+
+class PartlyRead(SpecError):
+    """Errors found reading a spec (its syntax), with what of it could still be read: `partial` (a nodes.Spec of
+    the statements that parsed, those that did not stood in for by nodes.Unparsed), for the semantic errors of the
+    rest to be found too, and `placeholders`, the lines of claims that did not parse and were stood in for in it
+    (an error there is this one's). `partial` is None where nothing more can be read."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic], partial: object = None,
+                 placeholders: frozenset[int] = frozenset()):
+        super().__init__(diagnostics)
+        self.partial, self.placeholders = partial, placeholders
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str | None:

@@ -367,7 +367,20 @@ class DirectClaim(Record):
     span: Span = _span()
 
 
-Statement = Union[DeviceStatement, ModelStatement, Setting, Quote, TensorBinding, Subject, DirectClaim]
+@record
+class Unparsed(Record):
+    """A statement that did not parse, in a spec read in spite of its syntax errors (parse.SyntaxErrors' `partial`):
+    what it would have defined, as far as its first words say, so that what uses it is not an error of its own.
+    `names` are the names it would have bound (`y = ...`); `device` the device it would have selected or defined,
+    and `model` the model (`device mine from H100-SXM with ...`, `model mine from ...`)."""
+
+    names: tuple[str, ...] = field(converter=as_tuple)
+    device: str | None
+    model: str | None
+    span: Span = _span()
+
+
+Statement = Union[DeviceStatement, ModelStatement, Setting, Quote, TensorBinding, Subject, DirectClaim, Unparsed]
 
 
 @record

@@ -5,6 +5,7 @@ import bisect
 import functools
 import hashlib
 import math
+import re
 import threading
 
 import attrs
@@ -19,7 +20,7 @@ from lark.indenter import DedentError, Indenter
 from lark.lexer import PatternStr
 
 from gpuspec import nodes
-from gpuspec.diagnostics import Diagnostic, SpecError
+from gpuspec.diagnostics import Diagnostic, PartlyRead
 from gpuspec.resources import data_dir
 from gpuspec.text import Span, SpecText
 
@@ -161,9 +162,10 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def parse(source: SpecText) -> nodes.Spec:
-    """Parse one spec. Raises SpecError with every syntax error of the file, each located: after an error the
-    parse starts again at the next statement (or, in an indented block, the next claim). Safe to call from several
-    threads."""
+    """Parse one spec. Raises SyntaxErrors (a SpecError) with every syntax error of the file, each located: after an
+    error the parse starts again at the next statement (or, in an indented block, the next claim), and the
+    statements that did parse come with the errors, for their own errors to be found too. Safe to call from
+    several threads."""
     with _ONE_AT_A_TIME:
         return _parse_alone(source)
 
@@ -179,9 +181,23 @@ class _Stopped(Exception):
 
 def _parse_alone(source: SpecText) -> nodes.Spec:
     try:
-        return nodes.Spec(source.path, _attempt(source))
+        statements = _attempt(source)
     except _Stopped as stopped:
-        raise SpecError([stopped.diagnostic, *_later_errors(source, stopped)]) from None
+        found, skipped, stood_in = _later_errors(source, stopped)
+        errors = [stopped.diagnostic, *found]
+        partial, hidden = None, []
+        if len(found) < _MOST_ERRORS:
+            partial, hidden = _partial(source, skipped, stood_in)
+        raise SyntaxErrors([*errors, *hidden], partial, _document_lines(source, stood_in)) from None
+    hidden = _hidden_claims(source, list(_BUILDER.quotes))
+    spec = nodes.Spec(source.path, statements)
+    if hidden:
+        raise SyntaxErrors(hidden, spec)
+    return spec
+
+
+class SyntaxErrors(PartlyRead):
+    """Every syntax error of a spec, and the statements that did parse (see PartlyRead)."""
 
 
 def _attempt(source: SpecText) -> tuple:
@@ -222,29 +238,39 @@ def _attempt(source: SpecText) -> tuple:
 # What stands in for a claim line that did not parse, so that the rest of its block is still read.
 _PLACEHOLDER_CLAIM = "memory-bound"
 _MOST_ERRORS = 1000  # past this many, a file is not what its author meant to be a spec: stop reporting
+_RETRIES = 20  # the most statements _partial leaves out beyond those the errors did, before it reads nothing
 
 
-def _later_errors(source: SpecText, stopped: _Stopped) -> list[Diagnostic]:
+def _later_errors(source: SpecText, stopped: _Stopped) -> tuple[list[Diagnostic], set[int], dict[int, str]]:
     """The syntax errors after the first: the parse starts again at the statement after the one that failed (a
     line at the margin, outside a quote), or at the same statement with a failed claim line of its block stood in
     for, and goes on to the next error. Each start reads only what is after it, so the file is read about once
-    however many errors it has; the statements are not kept (a file with a syntax error is not resolved)."""
+    however many errors it has. Also what did not parse: the 0-based lines of the statements left out (`skipped`),
+    and the claim lines stood in for (index -> indentation), for _partial to read the rest."""
     lines = source.text.split("\n")
     starts = _statement_starts(lines)
     found: list[Diagnostic] = []
+    skipped: set[int] = set()
+    stood_in: dict[int, str] = {}
     begin, replaced = 0, {}  # the line this attempt started at; claim lines stood in for (index -> indentation)
     while stopped.line is not None and len(found) < _MOST_ERRORS:
         at = begin + stopped.line
         statement = starts[bisect.bisect_right(starts, at) - 1] if starts and starts[0] <= at else 0
+        following = bisect.bisect_right(starts, at)
+        end = starts[following] if following < len(starts) else len(lines)
         if stopped.first and at in starts and at > begin:  # the statement before it was cut short: retry this one
+            previous = _statement_of(lines, starts, at - 1, begin)
+            if not _parses(source, lines, previous, at, replaced):
+                skipped.update(range(previous, at))
             begin, replaced = at, {}
         elif stopped.block and at not in starts and at > statement and lines[at].strip() and at not in replaced \
                 and _claim_line(lines, at):
             replaced = {index: indent for index, indent in replaced.items() if index >= statement}
-            replaced[at] = lines[at][:len(lines[at]) - len(lines[at].lstrip(" \t"))]
+            replaced[at] = stood_in[at] = lines[at][:len(lines[at]) - len(lines[at].lstrip(" \t"))]
             begin = statement
         else:
-            following = bisect.bisect_right(starts, at)
+            # an indented line where no block opens goes alone (the statement above it is whole); else the statement
+            skipped.update(range(_statement_of(lines, starts, at, begin) if stopped.block else at, end))
             if following >= len(starts):
                 break
             begin, replaced = starts[following], {}
@@ -258,7 +284,166 @@ def _later_errors(source: SpecText, stopped: _Stopped) -> list[Diagnostic]:
             if all(_place(seen) != where for seen in (stopped.diagnostic, *found)):
                 found.append(next_stop.diagnostic)
             stopped = next_stop
-    return found
+    if stopped.line is None:  # the file ended inside the last statement read
+        skipped.update(range(_statement_of(lines, starts, len(lines) - 1, begin), len(lines)))
+    return found, skipped, stood_in
+
+
+def _statement_of(lines: list[str], starts: list[int], at: int, begin: int = 0) -> int:
+    """The first line of the statement that line `at` is part of, as the parser read it from line `begin`: the
+    statement starting at or before it, or an earlier one that leaves a bracket open (the lines after an open
+    bracket continue it, though they start at the margin)."""
+    index = bisect.bisect_right(starts, at) - 1
+    if index < 0 or starts[index] < begin:
+        return begin
+    while index > 0 and starts[index - 1] >= begin and _leaves_open(lines, starts[index - 1], starts[index]):
+        index -= 1
+    return starts[index]
+
+
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+
+
+def _leaves_open(lines: list[str], first: int, end: int) -> bool:
+    """Whether lines first..end-1 open more brackets than they close (outside quotes and comments, roughly)."""
+    depth = 0
+    for line in lines[first:end]:
+        code = _QUOTED.sub("", line).split("#", 1)[0]
+        depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
+    return depth > 0
+
+
+def _parses(source: SpecText, lines: list[str], first: int, end: int, replaced: dict[int, str]) -> bool:
+    """Whether lines first..end-1 (a statement, its claim lines in `replaced` stood in for) parse on their own."""
+    segment = [replaced[i] + _PLACEHOLDER_CLAIM if i in replaced else lines[i] for i in range(first, end)]
+    try:
+        _attempt(SpecText(source.path, "\n".join(segment), source.line_offset + first))
+    except _Stopped:
+        return False
+    return True
+
+
+def _partial(source: SpecText, skipped: set[int], stood_in: dict[int, str]) \
+        -> tuple[nodes.Spec | None, list[Diagnostic]]:
+    """What of a spec with syntax errors can be read: its text with the statements that did not parse left out
+    (each stood in for by an Unparsed node: the names it would have defined) and the claim lines that did not parse
+    stood in for, parsed; and the problems of its quotes (_hidden_claims). None where that text does not parse
+    either (the errors found are then all there is to say)."""
+    lines = source.text.split("\n")
+    ordered_starts = _statement_starts(lines)
+    for _ in range(_RETRIES):
+        kept = ["" if i in skipped else stood_in[i] + _PLACEHOLDER_CLAIM if i in stood_in else line
+                for i, line in enumerate(lines)]
+        try:
+            statements = _attempt(SpecText(source.path, "\n".join(kept), source.line_offset,
+                                           source.column_offsets))
+            break
+        except _Stopped as stopped:  # a statement the errors found did not leave out: leave it out too
+            at = len(lines) - 1 if stopped.line is None else stopped.line
+            first = _statement_of(lines, ordered_starts, at)
+            if stopped.first and at in ordered_starts and at > 0:
+                first = _statement_of(lines, ordered_starts, at - 1)
+            following = bisect.bisect_right(ordered_starts, at)
+            more = set(range(first, ordered_starts[following] if following < len(ordered_starts) else len(lines)))
+            if more <= skipped:
+                return None, []
+            skipped = skipped | more
+    else:
+        return None, []
+    hidden = _hidden_claims(source, list(_BUILDER.quotes))
+    starts = set(ordered_starts)
+    unparsed = [_unparsed(source, lines, index) for index in sorted(skipped & starts)]
+    ordered = sorted([*statements, *(u for u in unparsed if u is not None)], key=lambda node: node.span.line)
+    return nodes.Spec(source.path, ordered), hidden
+
+
+_DEFINES = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
+_SELECTS = re.compile(r"(device|model)(?:\s+([A-Za-z0-9][A-Za-z0-9_.+-]*))?(?:\s|#|$)")
+
+
+def _unparsed(source: SpecText, lines: list[str], index: int) -> nodes.Unparsed | None:
+    """What the statement on line `index` (0-based), which did not parse, would have defined, by its first words:
+    `y = ...` the name y, `device X ...` a device (X, whatever follows), `model X ...` a model. None for anything
+    else (a claim, `set`, a quote, lines that are no statement)."""
+    text = lines[index]
+    line = index + 1 + source.line_offset
+    span = Span(source.path, line, 1, line, len(text) + 1)
+    selects = _SELECTS.match(text)
+    if selects is not None:
+        name = selects[2] or ""
+        return nodes.Unparsed((), name if selects[1] == "device" else None,
+                              name if selects[1] == "model" else None, span=span)
+    defines = _DEFINES.match(text)
+    if defines is not None:
+        return nodes.Unparsed((defines[1],), None, None, span=span)
+    return None
+
+
+def _document_lines(source: SpecText, indexes) -> frozenset[int]:
+    return frozenset(index + 1 + source.line_offset for index in indexes)
+
+
+# The most lines a quoted sentence may run over: past this, a quote is taken to have been left open.
+LONGEST_QUOTE = 12
+
+
+def _hidden_claims(source: SpecText, quotes: list[Token]) -> list[Diagnostic]:
+    """The problems of the quotes that run over several lines: a quote over more than LONGEST_QUOTE lines, and a
+    line inside one that reads as a statement or a claim on its own. A quote left open, or closed a few lines late,
+    would otherwise take the claims after it into its words, where nothing checks them."""
+    problems = []
+    for token in quotes:
+        rows = str(token.value).split("\n")
+        closing = rows[-1][-1]
+        opened_at = _position(source, token.line, token.column)
+        if len(rows) > LONGEST_QUOTE:
+            line, column = opened_at
+            closed_at = _position(source, token.end_line, token.end_column - 1)
+            problems.append(Diagnostic(
+                "open-quote", f"this quoted sentence runs over {len(rows)} lines, to the `{closing}` at "
+                f"{closed_at[0]}:{closed_at[1]}: a quote left open takes the claims after it into its words",
+                Span(source.path, line, column, line, column + 1),
+                f"close it where the sentence ends; a quote runs over at most {LONGEST_QUOTE} lines"))
+            continue
+        for offset, row in enumerate(rows[1:], 1):
+            words = (row[:-1] if offset == len(rows) - 1 else row).strip()
+            what = _reads_as(words) if words else None
+            if what is None:
+                continue
+            indent = len(row) - len(row.lstrip())
+            line, column = _position(source, token.line + offset, indent + 1)
+            problems.append(Diagnostic(
+                "open-quote", f"this line reads as {what}, but it is inside the quoted sentence opened at "
+                f"{opened_at[0]}:{opened_at[1]}, so it is not checked",
+                Span(source.path, line, column, line, column + len(words.split("#")[0].rstrip() or words)),
+                f"if the sentence ends before it, close the quote there (`{closing}`); if the line is part of the "
+                "sentence, break the sentence elsewhere, so that no line of it reads as a claim"))
+    return problems
+
+
+def _position(source: SpecText, line: int, column: int) -> tuple[int, int]:
+    """A parser position (line and column of the text parsed) in the file's own lines and columns."""
+    return line + source.line_offset, column + (source.column_offsets or {}).get(line, 0)
+
+
+def _reads_as(words: str) -> str | None:
+    """What a line of a quote would be on its own: `a claim` (a claim line, or a claim of a block), `a statement`
+    (a device, a setting, a definition), or None (words, or a bare expression that claims nothing)."""
+    for text, block in ((words, False), ("q:\n    " + words, True)):
+        try:
+            statements = _attempt(SpecText("<quote>", text))
+        except (_Stopped, RecursionError):
+            continue
+        for statement in statements:
+            if isinstance(statement, nodes.Quote):  # a quote inside the quote (“...” inside "...")
+                continue
+            claims = isinstance(statement, nodes.Subject) and any(
+                isinstance(item, nodes.ClaimNode) for item in statement.claims.items)
+            if claims or isinstance(statement, nodes.DirectClaim):
+                return "a claim"
+            if not block and (not isinstance(statement, nodes.Subject) or statement.name is not None):
+                return "a statement"
+    return None
 
 
 def _place(diagnostic: Diagnostic) -> tuple:
@@ -277,20 +462,38 @@ def _claim_line(lines: list[str], index: int) -> bool:
 
 def _statement_starts(lines: list[str]) -> list[int]:
     """The 0-based lines where a statement starts: those with text at the margin that is not a comment, outside
-    a quoted sentence running over several lines."""
-    starts, quoted = [], None  # quoted: the mark that closes the open quote
-    for index, line in enumerate(lines):
+    a quoted sentence running over several lines. A quote mark that nothing closes before the end of the file opens
+    no quote (the parser stops at it: reading starts again after its line)."""
+    starts: list[int] = []
+    ignored: set[tuple[int, int]] = set()  # (line, column) of quote marks never closed
+    first = 0
+    while True:
+        found, unclosed = _scan_starts(lines, first, ignored)
+        starts = [start for start in starts if start < first] + found
+        if unclosed is None:
+            return starts
+        ignored.add(unclosed)
+        first = unclosed[0]
+
+
+def _scan_starts(lines: list[str], first: int, ignored: set[tuple[int, int]]) \
+        -> tuple[list[int], tuple[int, int] | None]:
+    """The statement starts from line `first` on (outside any quote there), and where the quote open at the end
+    of the file opened, if one is."""
+    starts, quoted, opened = [], None, None  # quoted: the mark that closes the open quote
+    for index in range(first, len(lines)):
+        line = lines[index]
         if quoted is None and line[:1] not in ("", " ", "\t", "#"):
             starts.append(index)
-        for char in line:
+        for column, char in enumerate(line):
             if quoted is not None:
                 if char == quoted:
                     quoted = None
             elif char == "#":
                 break
-            elif char in ('"', "“"):
-                quoted = '"' if char == '"' else "”"
-    return starts
+            elif char in ('"', "“") and (index, column) not in ignored:
+                quoted, opened = '"' if char == '"' else "”", (index, column)
+    return starts, opened if quoted is not None else None
 
 
 def _describe(names: set[str]) -> str:
@@ -328,7 +531,11 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
     help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
-    if isinstance(error, UnexpectedCharacters):
+    if isinstance(error, UnexpectedCharacters) and error.char in ('"', "“"):  # no closing mark anywhere after it
+        closing = '"' if error.char == '"' else "”"
+        found, expected, width = "a quoted sentence that is never closed", None, 1
+        help = f"end the sentence with `{closing}` (a quote may run over a few lines, up to its closing mark)"
+    elif isinstance(error, UnexpectedCharacters):
         found = f"unexpected character `{error.char}`"
         expected, width = _describe(set(error.allowed or ())), 1
     elif isinstance(error, UnexpectedToken) and error.token.type != "$END":
@@ -348,6 +555,8 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
                 help = "a claimed value that is a sum goes in brackets, the unit after them: `= (4096 + 128) * 2 B`"
             elif token.type == "NUMBER" and str(getattr(error, "token_history", None) or "").endswith("x')]"):
                 help = "multiply with `*` or `×`: `x` after a number is a ratio (`80x`)"
+            else:
+                help = _suffix_help(source, token) or _late_close_help(source, token)
     else:
         expected = _describe(set(getattr(error, "expected", ()) or ()))
         found, width = "the file ends early", 1
@@ -356,7 +565,51 @@ def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
             line, column = len(lines) + source.line_offset, len(lines[-1]) + 1
     column += (source.column_offsets or {}).get(line - source.line_offset, 0)
     span = Span(source.path, line, column, line, column + width)
-    return Diagnostic("syntax", f"{found}; expected {expected}", span, help)
+    return Diagnostic("syntax", f"{found}; expected {expected}" if expected else found, span, help)
+
+
+_SUFFIXED = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|k|K|M|G)[ \t]+$")
+
+
+def _suffix_help(source: SpecText, token: Token) -> str | None:
+    """`67.1M FLOP`: a count suffix, then a unit (which the parser does not expect there); what to write."""
+    from gpuspec import units  # for an error's help only: no node depends on it
+    lines = source.text.split("\n", token.line)
+    before = _SUFFIXED.search(lines[token.line - 1][:token.column - 1]) if len(lines) >= token.line else None
+    if before is None:
+        return None
+    combined = units.suffixed_unit(before[2], str(token.value))
+    if combined is None:
+        return None
+    return f"a count suffix before a unit: write the prefix on the unit, `{before[1]} {combined}`"
+
+
+def _late_close_help(source: SpecText, token: Token) -> str | None:
+    """Where the token comes right after a quote mark that closes a quote opened on an earlier line (`"two"` after a
+    quote left open: its first mark closes that quote, and `two` is read as code), what happened."""
+    text = source.text
+    before = text[:token.start_pos].rstrip(" \t")
+    if not before.endswith(('"', "”")) or "\n" not in before:
+        return None
+    quote, opened, line, column = None, None, 1, 0
+    for char in before[:-1]:  # the quote state just before that mark, read as the lexer reads it
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+            if quote is None:
+                continue
+        if quote is not None:
+            if char == quote:
+                quote = None
+        elif char in ('"', "“"):
+            quote, opened = ('"' if char == '"' else "”"), (line, column)
+        elif char == "#":
+            quote = "\n"  # a comment, to the end of its line
+    if quote in (None, "\n") or opened is None or opened[0] == token.line or quote != before[-1]:
+        return None
+    where = _position(source, *opened)
+    return (f"the quoted sentence opened at {where[0]}:{where[1]} ends at the `{before[-1]}` before this, and what "
+            "follows it is read as a statement: a quote left open above?")
 
 
 class _Extent:
@@ -421,6 +674,7 @@ class _Builder(Transformer):
 
     def begin(self, source: SpecText, text: str) -> None:
         self._source, self._text = source, text
+        self.quotes: list[Token] = []  # the quotes that run over several lines, for _hidden_claims
 
     # --- positions ---
     def _span(self, extent: _Extent) -> Span | None:
@@ -563,6 +817,8 @@ class _Builder(Transformer):
     @_with_extent
     def quote(self, meta, children):
         # A quote may run over several lines; its words are kept, its line breaks are not.
+        if "\n" in children[0]:
+            self.quotes.append(children[0])
         return nodes.Quote(" ".join(str(children[0])[1:-1].split()), span=self._span(meta))
 
     @_with_extent

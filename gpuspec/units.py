@@ -119,6 +119,18 @@ def parse_unit(text: str) -> Unit:
     raise UnknownUnit(text)
 
 
+def suffixed_unit(suffix: str, word: str) -> str | None:
+    """The unit a count suffix written before a unit means, where it is one (`M` before `FLOP`: `MFLOP`), for the
+    error that shows it: `67.1M FLOP` is a count of 67.1 M, then a unit; None where `word` is no unit it prefixes."""
+    if suffix not in _LARGE_PREFIXES:
+        return None
+    try:
+        found = parse_unit(suffix + word)
+    except UnknownUnit:
+        return None
+    return found.symbol if found.dimension != COUNT else None
+
+
 def known_units() -> list[str]:
     """Common spellings, for 'did you mean' help."""
     common = ["ns", "µs", "us", "ms", "s", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
@@ -198,7 +210,7 @@ def format_si(number: float, dimension: Dimension, digits: int = 3) -> str:
     prefix, scale = "", 1.0
     if magnitude >= 1e30 or magnitude < 1e-24 or not math.isfinite(magnitude):  # far past any prefix: 1.00e305 s
         pass
-    elif magnitude >= 1e3:
+    elif magnitude >= 1e3 and dimension != TIME:  # a long time stays in seconds (3.60e24 s, not 3.60e9 Ps)
         scale, prefix = next(((s, p) for s, p in _UP if magnitude >= s * 0.9995), (1.0, ""))
     elif 0 < magnitude < 1 and dimension == TIME:
         scale, prefix = next(((s, p) for s, p in _DOWN if magnitude >= s * 0.9995), (1e-12, "p"))

@@ -11,6 +11,9 @@ that is not one):
     # skip: fragment               a claim here is skipped by a source, saying the fragment
     # pass                         a claim here passes
 
+A line inside a quoted sentence that runs over lines may carry an expectation too (for the error such a line is:
+gpuspec reads the comment as words of the quote).
+
 Before the fragment, `[source]` may name the source of a verdict (`# skip: [measured] --measure`), and a number
 before the bracket the column (of the document, as a report prints it): `# error: 23 [syntax]`,
 `# fail: 36 [model] 20.03 µs`, `# pass: 22`. A fragment runs to the end of the comment or the next `#`;
@@ -142,8 +145,9 @@ def cases(source: SpecText) -> tuple[list[Case], list[str]]:
 def _read_expectations(case: Case, source: SpecText) -> None:
     pending: list[tuple[int, str]] = []  # expectations written above the line they concern
     quote: str | None = None  # the closing mark of a quoted sentence that runs over lines
+    unclosed = _never_closed(case, source)
     for number in case.lines:
-        code, comment, quote = _split_comment(source.line(number), quote)
+        code, comment, quote = _split_comment(source.line(number), quote, unclosed.get(number, ()))
         segments = [s.strip() for s in comment.split("#")[1:]] if comment else []
         read = [(number, s) for s in segments if _is_expectation(s, number, case)]
         if not code.strip():
@@ -160,14 +164,41 @@ def _read_expectations(case: Case, source: SpecText) -> None:
         case.problems.append(f"line {written}: `# {text}` has no line of spec below it to concern")
 
 
-def _split_comment(line: str, quote: str | None) -> tuple[str, str, str | None]:
+def _never_closed(case: Case, source: SpecText) -> dict[int, set[int]]:
+    """The quote marks of the case that nothing closes (by document line, their indexes in it): as gpuspec reads
+    them, they open no quote."""
+    ignored: dict[int, set[int]] = {}
+    while True:
+        quote, opened = None, None
+        for number in case.lines:
+            line = source.line(number)
+            for index, char in enumerate(line):
+                if quote is not None:
+                    if char == quote:
+                        quote = None
+                elif char in "\"“" and index not in ignored.get(number, ()):
+                    quote, opened = ('"' if char == '"' else "”"), (number, index)
+                elif char == "#":
+                    break
+        if quote is None or opened is None:
+            return ignored
+        ignored.setdefault(opened[0], set()).add(opened[1])
+
+
+_INSIDE = re.compile(r"#\s*(?:" + "|".join(KINDS) + r")\b")  # an expectation on a line inside a quote
+
+
+def _split_comment(line: str, quote: str | None, ignored=()) -> tuple[str, str, str | None]:
     """A line's spec text and its comment (from the `#` that starts it), given whether it starts inside a quoted
-    sentence; and whether it ends inside one."""
+    sentence; and whether it ends inside one. On a line inside a quote, an expectation's comment is read as one
+    (for the error such a line is) and the quote goes on. Quote marks at `ignored` are none (never closed)."""
     for index, char in enumerate(line):
         if quote is not None:
             if char == quote:
                 quote = None
-        elif char in "\"“":
+            elif char == "#" and _INSIDE.match(line, index):
+                return line[:index], line[index:], quote
+        elif char in "\"“" and index not in ignored:
             quote = '"' if char == '"' else "”"
         elif char == "#":
             return line[:index], line[index:], None

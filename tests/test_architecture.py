@@ -428,3 +428,18 @@ def test_only_the_drawing_module_imports_matplotlib():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             if any(name.split(".")[0] == "matplotlib" for name in names):
                 assert module == "plot.draw", f"{module} imports matplotlib; only gpuspec.plot.draw may"
+
+
+def test_each_kind_declares_the_metrics_its_rules_compute():
+    # The resolver names a kind's metrics (did you mean) before any rules.py is loaded: KIND.metrics says them, and
+    # MEMORY_METRICS those every workload has; they must be the rules' own.
+    import importlib
+
+    from gpuspec import kinds
+    from gpuspec.kinds.kind import MEMORY_METRICS
+    from gpuspec.model import observed
+
+    assert set(MEMORY_METRICS) == set(observed.MEMORY_RULES)
+    for kind in kinds.KINDS:
+        rules = importlib.import_module(f"gpuspec.kinds.{kind.name}.rules").RULES
+        assert set(kind.metrics) == set(rules) - set(MEMORY_METRICS), kind.name

@@ -130,6 +130,17 @@ def test_a_model_only_device_is_modelled_and_its_harness_is_refused_in_words(nam
     assert "model-only" in harness.plans(derived)[1][0][1]  # a device derived from one is model-only too
 
 
+def test_harness_says_a_model_only_device_s_reason_once(tmp_path, capsys):
+    from gpuspec.cli import main
+
+    spec = tmp_path / "m.gpu"
+    spec.write_text("device MI300X\nx = bf16[4096, 4096]\ny = x * 2 is ≈ 20 µs\nz = x * 3 is ≈ 20 µs\n",
+                    encoding="utf-8")
+    assert main(["harness", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to measure: MI300X is model-only" in err and err.count("is model-only") == 1
+
+
 def test_the_nvidia_defaults_do_not_apply_to_other_vendors():
     mi300x, h100 = devices.lookup("MI300X"), devices.lookup("H100-SXM")
     assert mi300x.fact("warp_size").value == 64 and h100.fact("warp_size").value == 32
@@ -182,6 +193,18 @@ def test_a_fact_a_part_lacks_says_why():
     assert "the L40S has no NVLink" in error.message and error.help == "write `over pcie`"
     (error,) = _errors("device V100\ndevice.tensor_bf16 ≈ 1 TFLOP/s\n")
     assert "Volta's tensor cores take fp16 only" in error.message
+
+
+@pytest.mark.parametrize(("workload", "help"), [
+    ("a @ a", "make its tensors fp16 (`x = fp16[4096, 4096]`)"),
+    ("attention(q, q, q) fused", "make its tensors fp16 (`x = fp16[4096, 4096]`)"),
+    ("decode llama3-8b, batch 1", "write `weights fp16`"),
+    ("train llama3-8b, batch 1, context 4096, gpus 8", "write `weights fp16`"),
+])
+def test_a_missing_tensor_rate_says_what_to_write_for_the_workload_at_hand(workload, help):
+    (error,) = _errors(f"device V100\na = bf16[4096, 4096]\nq = bf16[1, 32, 4096, 128]\n{workload} is ≈ 1 ms\n")
+    assert "Volta's tensor cores take fp16 only" in error.message and error.help == help
+    assert "weights" not in error.message
 
 
 def test_rebinding_to_a100_40gb_or_b200_finds_every_fact():

@@ -39,6 +39,20 @@ def test_a_sum_is_decided_by_its_largest_term():
     assert lines[-1].startswith("      ") and "40.1 µs" in lines[-1]
 
 
+def test_the_derivation_of_a_failed_equality_has_the_digits_that_show_why():
+    # 295.34 fails `= 295.4`: a derivation ending `= 295 FLOP/B` would not show why; it ends as the message says.
+    spec = "device H100-SXM\ndevice.tensor_bf16 / device.hbm_bandwidth = 295.4 FLOP/B\n"
+    report = check_text(spec, "a.gpu")
+    shown = text.render(report)
+    assert "= 295.34 FLOP/B, which does not round to 295.4 FLOP/B" in shown
+    assert "989 TFLOP/s / 3.35 TB/s = 295.34 FLOP/B\n" in shown and "= 295 FLOP/B" not in shown
+    assert "= 295.34 FLOP/B" in markdown.render(report, whole=True)
+    # an ≈ claim shows its tolerance's interval: the derivation keeps its three digits
+    approximate = text.render(check_text("device H100-SXM\ndevice.tensor_bf16 / device.hbm_bandwidth ≈ 250.4 FLOP/B"
+                                         "\n", "a.gpu"))
+    assert approximate.rstrip().splitlines()[-3].endswith("= 295 FLOP/B")
+
+
 def test_the_readme_shows_what_a_failure_prints():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### When a claim fails"):]

@@ -53,6 +53,24 @@ def test_formatting_picks_a_prefix_by_size():
     assert units.format_si(16_777_216, units.COUNT) == "16,777,216"
 
 
+def test_a_long_time_stays_in_seconds():
+    # No SI prefix above one makes sense for a time (`ks`, `Ps` are not read either): past days, an exponent.
+    assert units.format_si(3.6e24, units.TIME) == "3.60e24 s"
+    assert units.format_si(3.6e9, units.TIME) == "3.60e9 s"
+    assert units.format_si(7_200, units.TIME) == "7200 s"
+    assert units.format_si(1.5e15, units.FLOPS) == "1.50 PFLOP"  # other units keep their prefixes
+
+
+def test_a_long_time_in_a_derivation_reads_as_the_failure_says_it():
+    from gpuspec.api import check_text
+    from gpuspec.report import text
+
+    spec = "device H100-SXM\nv = bf16[4096]\nsmall = v * 2\nbig = 1e30 launches of small is ≈ 1 s\n"
+    shown = text.render(check_text(spec, "t.gpu"), verbose=True)
+    assert "time = 3.600e24 s, not ≈ 1 s" in shown and " Ps" not in shown and "e9 " not in shown
+    assert "= 3.60e24 s (host and GPU overlap" in shown
+
+
 def test_formatting_in_the_claims_unit_keeps_four_digits():
     assert units.format_in(20.032e-6, parse_unit("µs")) == "20.03 µs"
     assert units.format_in(62.0606, parse_unit("waves")) == "62.06"

@@ -67,6 +67,13 @@ TIMINGS = {
 }
 
 
+# The metrics every workload has (gpuspec/model/observed.py's MEMORY_RULES), and those of the roofline, which every
+# kind of kernels shares (gpuspec/model/roofline.py).
+MEMORY_METRICS = ("memory_needed", "memory_filled")
+ROOFLINE_METRICS = ("bytes_moved", "intensity", "ridge_point", "t_mem", "t_math", "achieved_bandwidth",
+                    "bandwidth_utilization", "achieved_flop_rate", "flop_utilization")
+
+
 class Kind:
     """A kind of workload, as every stage needs to know it (a plain class: the registry builds eight at start-up).
 
@@ -75,18 +82,21 @@ class Kind:
     allows those; the model's observed rules and the checks that come with a figure follow from the same table
     (gpuspec/model/observed.py).
     repeated: a run repeats the same kernels back to back (a stream), so data that fits in L2 stays there.
+    metrics: the metrics of its rules (rules.py's RULES), which the resolver knows before any rule is loaded.
+    dtype_help: what to write for it to run in another dtype (`{dtype}`), where a device lacks its dtype's rate.
     measured_leaves: the metrics a harness measures. The measured source is the model's rules with these leaves
     replaced by measurements, so a metric is measured when its model value depends on one of them.
     """
 
     __slots__ = ("name", "record", "recognizes", "needs_tensors", "noun", "modes", "figures", "streamable",
-                 "timeline", "measured_leaves", "unmeasured", "repeated")
+                 "timeline", "measured_leaves", "unmeasured", "repeated", "metrics", "dtype_help")
 
     def __init__(self, name: str, record: type, recognizes: Callable[[nodes.Expr], bool], *,
                  needs_tensors: bool = False, noun: str = "", modes: Mapping[str, str] | None = None,
                  figures: Mapping[str, str | None] | None = None, streamable: bool = False,
                  timeline: bool = False, measured_leaves: tuple[str, ...] = (), unmeasured: str = "",
-                 repeated: bool = False):
+                 repeated: bool = False, metrics: tuple[str, ...] = (),
+                 dtype_help: str = "make its tensors {dtype} (`x = {dtype}[4096, 4096]`)"):
         self.name = name
         self.record = record
         self.recognizes = recognizes  # whether a subject written this way is this kind
@@ -102,6 +112,10 @@ class Kind:
         self.measured_leaves = measured_leaves
         self.unmeasured = unmeasured  # why no harness measures it, where none does
         self.repeated = repeated
+        # the metrics its rules compute (the keys of its rules.py RULES), besides MEMORY_METRICS and what an
+        # observed figure adds (observed_metrics): for "did you mean" to name only what a workload of it has
+        self.metrics = metrics
+        self.dtype_help = dtype_help  # how a spec gives it another dtype, for a device without its dtype's rate
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r})"

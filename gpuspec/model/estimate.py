@@ -112,5 +112,15 @@ class Estimate:
         """A device fact as a Value, with its reference; ModelError if the device does not have it."""
         found = self.device.fact(name)
         if found is None:
-            raise ModelError(self.device.missing(name))
+            raise ModelError(self.device.missing(name), self._dtype_help(name))
         return fact(found)
+
+    def _dtype_help(self, name: str) -> str | None:
+        """For a tensor-core rate the device lacks (a V100's bf16), what to write for the workload to run in a
+        dtype it has, in the words of the workload's kind (a decode step's `weights fp16`, a matmul's tensors)."""
+        dtype = name.removeprefix("tensor_")
+        if dtype == name:
+            return None
+        others = ("bf16", "fp16", "fp8", "int8", "tf32")
+        other = next((d for d in others if d != dtype and self.device.fact(f"tensor_{d}")), None)
+        return kinds.of(self.workload).dtype_help.format(dtype=other) if other else None

@@ -19,7 +19,7 @@ from gpuspec.report.markdown import cell as markdown_cell
 from gpuspec.report.markdown import derivations as markdown_derivations
 from gpuspec.report.markdown import heading
 from gpuspec.report.safe import shown
-from gpuspec.report.text import derivation, realistic_line
+from gpuspec.report.text import derivation, failed_derivation, realistic_line
 from gpuspec.verdicts import Verdict, show
 
 FORMATS = ("html", "markdown")
@@ -157,8 +157,10 @@ def _cell(verdict: Verdict) -> Cell:
     if verdict.actual is None:
         return Cell(verdict.status, f"{_MARKS[verdict.status]}: {verdict.reason or verdict.message}")
     where = f" ({verdict.profile})" if verdict.profile else ""
+    lines = failed_derivation(verdict, DERIVATION_DEPTH) if verdict.status == "fail" else \
+        derivation(verdict.actual, DERIVATION_DEPTH)
     return Cell(verdict.status, f"{show(verdict.actual, verdict.claim.expected)}{where} {_MARKS[verdict.status]}",
-                tuple(derivation(verdict.actual, DERIVATION_DEPTH)))
+                tuple(lines))
 
 
 def _data_uri(picture: Picture) -> str:

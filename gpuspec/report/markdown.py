@@ -89,7 +89,7 @@ def _diagnostic_row(diagnostic) -> list[str]:
 def derivations(failures: list[Verdict]) -> list[str]:
     """Each failure's whole derivation, folded under its place and claim: lines as list items, nested as the
     tree is, every piece escaped."""
-    from gpuspec.report.text import derivation
+    from gpuspec.report.text import failed_derivation
 
     lines: list[str] = []
     for verdict in failures:
@@ -97,7 +97,7 @@ def derivations(failures: list[Verdict]) -> list[str]:
             continue
         lines += ["", "<details>", f"<summary>{html_inert(_where(verdict))}: {html_inert(verdict.claim.text)} "
                   f"({html_inert(verdict.source)})</summary>", ""]
-        for line in derivation(verdict.actual):
+        for line in failed_derivation(verdict):
             depth = (len(line) - len(line.lstrip(" "))) // 2
             lines.append("  " * depth + "- " + cell(line.strip()))
         lines += ["", "</details>"]

@@ -121,17 +121,24 @@ def failure(verdict: Verdict, siblings: list[Verdict] | None = None, whole: bool
     if claim.quote:
         lines.append(f"    quote: “{claim.quote}”")
     if verdict.actual is not None:
-        shown = derivation(verdict.actual, depth) if whole else deciding(verdict.actual)
-        result = _result(verdict)
-        if result is not None:  # the value with the digits the message gave it, so the two agree
-            shown = [verdict.actual.derivation(result), *shown[1:]]
-        lines.extend("    " + line for line in shown)
+        lines.extend("    " + line for line in failed_derivation(verdict, depth, whole))
     return [shown_line(line) for line in lines]
 
 
+def failed_derivation(verdict: Verdict, depth: int = 3, whole: bool = True) -> list[str]:
+    """A failure's derivation (the tree to `depth` levels, or, not whole, the lines that decide it), its value with
+    the digits the message gave it where fewer would hide why the claim fails, so that the two agree."""
+    assert verdict.actual is not None
+    shown = derivation(verdict.actual, depth) if whole else deciding(verdict.actual)
+    result = _result(verdict)
+    return [verdict.actual.derivation(result), *shown[1:]] if result is not None else shown
+
+
 def _result(verdict: Verdict) -> str | None:
-    """The failing value as the message shows it, where the derivation's fewer digits would seem to make the claim
-    hold (`= 562 FLOP/B` for 562.5 FLOP/B, which fails `= 562 FLOP/B`): None where they cannot be mistaken."""
+    """The failing value as the message shows it, where the derivation's fewer digits would hide why the claim
+    fails: where they would seem to make it hold (`= 562 FLOP/B` for 562.5 FLOP/B, which fails `= 562 FLOP/B`), or,
+    for a claim of `=` (which holds to the digits written), are fewer than the claim's own (`= 295 FLOP/B` for
+    295.34 FLOP/B, which fails `= 295.4 FLOP/B`). None where they cannot be mistaken."""
     from attrs import evolve
 
     from gpuspec.verdicts import holds, show
@@ -147,7 +154,16 @@ def _result(verdict: Verdict) -> str | None:
         rounded = float(number.replace(",", "")) * expected.unit.scale
     except ValueError:
         return None
-    return shown if holds(evolve(value, number=rounded), verdict.claim) else None
+    if holds(evolve(value, number=rounded), verdict.claim):
+        return shown
+    coarser = _place(number) * expected.unit.scale > expected.resolution * 1.000001
+    return shown if verdict.claim.comparator == "=" and coarser else None
+
+
+def _place(number: str) -> float:
+    """The place value of a formatted number's last digit: 1 for `295`, 0.01 for `295.34`, 1e22 for `3.60e24`."""
+    mantissa, _, exponent = number.replace(",", "").lower().partition("e")
+    return 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
 
 
 def deciding(value: Value) -> list[str]:

@@ -5,6 +5,6 @@ and models), settings.py, tensor_expressions.py (tensors and expressions over th
 values; a workload's own checks are its kind's, gpuspec/kinds/<kind>/resolve.py) and claims.py; quantities.py and
 checked.py hold the checks on numbers they share, options.py what several kinds take.
 """
-from gpuspec.resolve.resolver import resolve
+from gpuspec.resolve.resolver import resolve, semantic_errors
 
-__all__ = ["resolve"]
+__all__ = ["resolve", "semantic_errors"]

@@ -9,7 +9,7 @@ from gpuspec.devices import Fact
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.resolve.checked import constant, dimension_of, same_dimension
 from gpuspec.resolve.quantities import quantity
-from gpuspec.resolve.scope import Invalid, Scope, invalid
+from gpuspec.resolve.scope import Invalid, Scope, after_failed, invalid
 from gpuspec.text import Span
 
 
@@ -30,6 +30,9 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
     elif statement.base is None:
         base = devices.lookup(statement.name)
         if base is None:
+            failed = after_failed(scope, statement.name, statement.span)
+            if failed is not None:  # `device mine` after a definition of mine that failed
+                raise failed
             raise invalid("unknown-device", f"unknown device `{statement.name}`", statement.span,
                           did_you_mean(statement.name, [*scope.devices, *devices.known_names()])
                           or "`gpuspec devices` lists the catalog; define a new device with "
@@ -41,6 +44,9 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
         else:
             base = scope.devices.get(statement.base) or devices.lookup(statement.base)
             if base is None:
+                failed = after_failed(scope, statement.base, statement.span)
+                if failed is not None:
+                    raise failed
                 raise invalid("unknown-device", f"unknown device `{statement.base}`", statement.span,
                               did_you_mean(statement.base, [*scope.devices, *devices.known_names()]))
         name = statement.name
@@ -72,6 +78,9 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
     else:
         base = scope.models.get(statement.base) or llm_catalog.lookup(statement.base)
         if base is None:
+            failed = after_failed(scope, statement.base, statement.span)
+            if failed is not None:
+                raise failed
             raise invalid("unknown-model", f"unknown model `{statement.base}`", statement.span,
                           did_you_mean(statement.base, [*scope.models, *llm_catalog.known_names()]))
     facts = {}
@@ -113,6 +122,20 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
 
 
 _MODEL_FLAGS = ("tied_embeddings", "qkv_bias")
+
+
+def unparsed(statement: nodes.Unparsed, scope: Scope) -> None:
+    """A statement that did not parse (a spec read in spite of its syntax errors): what it would have defined is
+    not known, and what uses it is no error of its own. After a `device` line, no device is known until the next."""
+    for name in statement.names:
+        if name not in scope.names:
+            scope.failed.setdefault(name, "")
+    if statement.device is not None:
+        scope.device, scope.device_span, scope.device_unknown = None, statement.span, True
+        if statement.device and statement.device not in scope.devices:
+            scope.failed.setdefault(statement.device, "device")
+    if statement.model and statement.model not in scope.models:
+        scope.failed.setdefault(statement.model, "model")
 
 
 _YES_NO = {"yes": True, "true": True, "no": False, "false": False}

@@ -18,7 +18,7 @@ from gpuspec.resolve.checked import (
     value_text,
 )
 from gpuspec.resolve.quantities import quantity, tolerance, unit, unit_text
-from gpuspec.resolve.scope import Invalid, Scope, invalid
+from gpuspec.resolve.scope import FOLLOWING, Invalid, Scope, invalid
 
 
 def claims(scope: Scope, block: nodes.Block, statement: str, workload, subject_ref: Ref | None) -> None:
@@ -34,9 +34,41 @@ def claims(scope: Scope, block: nodes.Block, statement: str, workload, subject_r
             scope.errors.append(problem.diagnostic)
 
 
+class _Unknown:
+    """What the claims of a workload that could not be resolved are checked against: a workload of no kind."""
+
+    model = None
+
+
+def claims_alone(scope: Scope, block: nodes.Block, statement: str, workload: bool) -> None:
+    """The claims of a workload (`workload`) or a value that could not be resolved, each checked for what does not
+    depend on it (its units, tolerance and, of a workload's, the metric its words name), so that an error of the
+    claim is found with the workload's own. Nothing is claimed."""
+    for item in block.items:
+        if isinstance(item, nodes.Quote):
+            continue
+        try:
+            if workload:
+                claim(scope, item, statement, _Unknown(), None, None)
+            else:
+                value = item.value
+                if getattr(value, "phrase", None) is not None:
+                    unit(value.phrase)
+                if item.tolerance is not None:
+                    unit_text(item.tolerance.unit, item.tolerance.span)
+        except Invalid as problem:
+            if problem.diagnostic.code not in FOLLOWING:
+                scope.errors.append(problem.diagnostic)
+
+
 def direct_claim(direct: nodes.DirectClaim, scope: Scope) -> None:
     """A claim on a line of its own (`device.hbm_bandwidth = 3.35 TB/s`)."""
-    scope.claims.append(claim(scope, direct.claim, direct.claim.text, None, None, scope.quote))
+    try:
+        scope.claims.append(claim(scope, direct.claim, direct.claim.text, None, None, scope.quote))
+    except Invalid as problem:
+        if problem.diagnostic.code in FOLLOWING:  # about a name that failed: the value written may still be wrong
+            claims_alone(scope, nodes.Block([direct.claim], span=direct.span), direct.claim.text, False)
+        raise
 
 
 def claim(scope: Scope, written: nodes.ClaimNode, statement: str, workload, subject_ref: Ref | None, quote) -> Claim:
@@ -89,7 +121,7 @@ def _implied_metric(value, written: nodes.ClaimNode) -> str:
     if phrase is None:
         raise invalid("which-metric", f"`{written.text}` does not say which metric it is about", written.span,
                       "add a unit or a word that names it (`62 waves`, `≈ 20 µs`), or write `waves = 62`")
-    found = unit(phrase)
+    found = unit(phrase, getattr(value, "low", None))
     words = " ".join(phrase.words).lower()
     ratio = found.symbol in ("%", "×", "x")
     if not ratio and not found.noun and found.dimension == units.COUNT and phrase.words:  # 16.8M elements
@@ -125,7 +157,7 @@ def _expected(value, subject: Ref, written: nodes.ClaimNode) -> Expected:
     if dimension is None:
         words = ", ".join(metrics.WORDS.get(getattr(subject, "metric", ""), ()))
         raise invalid("expected-word", f"{subject.text} is a word ({words}), not a number", value.span)
-    given = unit(value.phrase) if value.phrase else units.Unit("", 1.0, units.COUNT)
+    given = unit(value.phrase, getattr(value, "low", None)) if value.phrase else units.Unit("", 1.0, units.COUNT)
     given = _per_second(given, dimension)
     if given.dimension != dimension:
         what = subject.text or "the value"

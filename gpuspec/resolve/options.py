@@ -7,7 +7,7 @@ from gpuspec.devices import Device
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.kind import Kind
 from gpuspec.resolve.checked import in_range
-from gpuspec.resolve.scope import Scope, invalid
+from gpuspec.resolve.scope import Scope, after_failed, invalid
 from gpuspec.resolve.tensor_expressions import tensor_expression
 from gpuspec.tensors import DTYPES, Tensor
 
@@ -65,6 +65,9 @@ def llm(scope: Scope, step: nodes.Decode):
     """The model a decode, prefill or training step names: one the spec defined, or the catalog's."""
     model = scope.models.get(step.model) or llm_catalog.lookup(step.model)
     if model is None:
+        failed = after_failed(scope, step.model, step.span)
+        if failed is not None:
+            raise failed
         raise invalid("unknown-model", f"unknown model `{step.model}`", step.span,
                       did_you_mean(step.model, [*scope.models, *llm_catalog.known_names()])
                       or "`gpuspec models` lists the catalog")

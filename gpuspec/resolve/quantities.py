@@ -2,8 +2,11 @@
 metrics and device facts, with its dimension checked."""
 from __future__ import annotations
 
-from gpuspec import devices, llm_catalog, metrics, nodes, units
+import difflib
+
+from gpuspec import devices, kinds, llm_catalog, metrics, nodes, units
 from gpuspec.diagnostics import did_you_mean
+from gpuspec.kinds.kind import MEMORY_METRICS
 from gpuspec.program import (
     FactRef,
     Literal,
@@ -21,17 +24,51 @@ from gpuspec.resolve.checked import (
     needs_model,
     square_root,
 )
-from gpuspec.resolve.scope import Scope, TensorName, ValueName, WorkloadName, invalid, require_device, unknown_name
+from gpuspec.resolve.scope import (
+    Scope,
+    TensorName,
+    ValueName,
+    WorkloadName,
+    after_failed,
+    invalid,
+    require_device,
+    unknown_name,
+)
 from gpuspec.text import Span
 
 # Functions over quantities (not tensors) in named values and claims.
 _QUANTITY_FUNCTIONS = {"min", "max", "ceil", "floor", "round", "sqrt"}
 
 
-def unit(phrase: nodes.Phrase | None) -> units.Unit:
+def unit(phrase: nodes.Phrase | None, number: nodes.Number | None = None) -> units.Unit:
+    """The unit of a claimed value as written (`number`, where given, is the value's number: for the error)."""
     if phrase is None:
         return units.Unit("", 1.0, units.COUNT)
+    if phrase.words and phrase.unit in nodes.COUNT_SUFFIXES:
+        _suffix_before_unit(phrase, number)
     return unit_text(phrase.unit, phrase.span)
+
+
+def _suffix_before_unit(phrase: nodes.Phrase, number: nodes.Number | None) -> None:
+    """`67.1M FLOP`: a count suffix (`16.8M elements`) with a unit after it is no unit gpuspec reads; the error says
+    how to write it (`67.1 MFLOP`)."""
+    word = phrase.words[0]
+    try:
+        after = units.parse_unit(word)
+    except units.UnknownUnit:
+        return
+    if after.dimension == units.COUNT:  # a counted noun: `16.8M elements`
+        return
+    written = f"{number.text if number is not None else ''}{phrase.unit} {word}"
+    combined = units.suffixed_unit(phrase.unit, word)
+    if combined is not None:
+        fix = f"`{number.text} {combined}`" if number is not None else f"`{combined}`"
+        help = f"write the prefix on the unit: {fix}"
+    else:
+        help = f"write the number in {word} without the suffix (`{phrase.unit}` is " \
+               f"{units.format_count(nodes.COUNT_SUFFIXES[phrase.unit])})"
+    raise invalid("suffix-before-unit", f"`{written}` puts a count suffix before a unit: `{phrase.unit}` counts, "
+                  f"and `{word}` is a unit of its own", phrase.span, help)
 
 
 def unit_text(text: str | None, span: Span) -> units.Unit:
@@ -81,6 +118,9 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if isinstance(bound, TensorName):
             raise invalid("tensor-as-number", f"`{expr.id}` is a tensor, not a number", expr.span,
                           f"claim about a workload over it, e.g. `{expr.id} * 2 is ≈ 20 µs`")
+        failed = after_failed(scope, expr.id, expr.span)
+        if failed is not None:
+            raise failed
         help = _model_field_help(expr.id, workload)
         if help is not None:
             raise invalid("unknown-name", f"unknown name `{expr.id}`", expr.span, help)
@@ -101,6 +141,11 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if bound is None and (expr.owner in scope.models or llm_catalog.lookup(expr.owner) is not None):
             return model_fact(scope, expr.owner, expr.attribute, text, expr.span)
         if not isinstance(bound, WorkloadName):
+            if bound is None and expr.owner in scope.failed:  # a workload that failed: its metric may still be wrong
+                if scope.failed[expr.owner] in ("workload", "") and metrics.canonical(expr.attribute) is None:
+                    raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
+                                  did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+                raise unknown_name(scope, expr.owner, expr.span)
             if bound is None:
                 raise unknown_name(scope, expr.owner, expr.span)
             raise invalid("not-a-workload", f"`{expr.owner}` is not a workload, so it has no metrics", expr.span)
@@ -108,7 +153,7 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         if metric is None:
             raise invalid("unknown-metric", f"unknown metric `{expr.attribute}`", expr.span,
                           _model_field_help(expr.attribute, bound.workload)
-                          or did_you_mean(expr.attribute, [*metrics.METRICS, *metrics.ALIASES]))
+                          or _metric_help(expr.attribute, bound.workload))
         return MetricRef(bound.workload, metric, text)
     if isinstance(expr, nodes.DeviceField):
         device = require_device(scope, expr.span)
@@ -154,6 +199,22 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
 MODEL_METRICS = ("params", "layers", "active_params", "bytes_per_weight", "weight_bytes", "kv_bytes_per_token")
 
 
+def _metric_help(name: str, workload) -> str | None:
+    """`did you mean` among the metrics a workload of this kind has (`idel_time` on an elementwise workload is not
+    `idle_time`, which it does not have); and, where the closest metric is another kind's, which kinds have it."""
+    kind = kinds.of(workload)
+    own = {*kind.metrics, *MEMORY_METRICS, *(kind.observed_metrics if getattr(workload, "observed", None) else ())}
+    hint = did_you_mean(name, [*own, *(alias for alias, metric in metrics.ALIASES.items() if metric in own)])
+    closest = difflib.get_close_matches(name, [*metrics.METRICS, *metrics.ALIASES], n=1, cutoff=0.75)
+    other = metrics.canonical(closest[0]) if closest else None
+    if other is None or other in own:
+        return hint
+    having = [k.name for k in kinds.KINDS if other in k.metrics]
+    listed = ", ".join(having[:-1]) + f" and {having[-1]}" if len(having) > 1 else "".join(having) or "other"
+    where = f"`{other}` is a metric of {listed} workloads, not of {kind.article}"
+    return f"{hint[:-1]} ({where})?" if hint else where
+
+
 def _model_field_help(name: str, workload) -> str | None:
     """Help for a model's field (`hidden`) written where a workload's metric goes: where to find it instead (a
     close metric's name, `idle` for `hidden`, would be no help)."""
@@ -171,6 +232,9 @@ def model_fact(scope: Scope, name: str, attribute: str, text: str, span: Span) -
 
     model = scope.models.get(name) or llm_catalog.lookup(name)
     if model is None:
+        failed = after_failed(scope, name, span)
+        if failed is not None:
+            raise failed
         raise invalid("unknown-model", f"unknown model `{name}`", span,
                       did_you_mean(name, [*scope.models, *llm_catalog.known_names()])
                       or "`gpuspec models` lists the catalog")

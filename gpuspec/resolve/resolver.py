@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from gpuspec import nodes
 from gpuspec.devices import Device
-from gpuspec.diagnostics import SpecError
+from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.program import Defaults, Program
 from gpuspec.resolve import catalogs, claims, settings, subjects, tensor_expressions
-from gpuspec.resolve.scope import AFTER_FAILED_DEVICE, Invalid, Scope
+from gpuspec.resolve.scope import FOLLOWING, Invalid, Scope
 
 # The function that resolves each kind of statement. A quote is kept for the claims that follow it.
 STATEMENTS = {
@@ -17,7 +17,12 @@ STATEMENTS = {
     nodes.TensorBinding: tensor_expressions.tensor_binding,
     nodes.Subject: subjects.subject,
     nodes.DirectClaim: claims.direct_claim,
+    nodes.Unparsed: catalogs.unparsed,
 }
+
+
+# What a statement that failed was to define, for what uses its name (see Scope.failed).
+_DEFINES = {nodes.TensorBinding: "tensor", nodes.DeviceStatement: "device", nodes.ModelStatement: "model"}
 
 
 def resolve(spec: nodes.Spec, defaults: Defaults | None = None, device: Device | None = None) -> Program:
@@ -26,6 +31,25 @@ def resolve(spec: nodes.Spec, defaults: Defaults | None = None, device: Device |
 
     `device` rebinds the spec to that catalog device (`check --device`): every `device` statement stands for it
     (resolve/catalogs.py says how a derived device is rebound), and so does a default device."""
+    scope = _resolved(spec, defaults, device)
+    if scope.errors:
+        raise SpecError(_own(scope.errors) or scope.errors)
+    return Program(scope.path, scope.claims, scope.workloads)
+
+
+def semantic_errors(spec: nodes.Spec, defaults: Defaults | None = None,
+                    device: Device | None = None) -> list[Diagnostic]:
+    """The semantic errors of the statements of a spec that did parse (a partial one: parse.SyntaxErrors), without
+    those that an error already found stands for (a use of what a line that did not parse would have defined)."""
+    return _own(_resolved(spec, defaults, device).errors)
+
+
+def _own(errors: list[Diagnostic]) -> list[Diagnostic]:
+    """The errors that are not only the consequence of another (a workload under a device that is not known)."""
+    return [error for error in errors if error.code not in FOLLOWING]
+
+
+def _resolved(spec: nodes.Spec, defaults: Defaults | None, device: Device | None) -> Scope:
     scope = Scope(spec.path, device)
     if defaults is not None:
         if defaults.device is not None:
@@ -41,9 +65,9 @@ def resolve(spec: nodes.Spec, defaults: Defaults | None = None, device: Device |
             STATEMENTS[type(statement)](statement, scope)
         except Invalid as problem:
             scope.errors.append(problem.diagnostic)
+            defined = getattr(statement, "name", None)
+            if defined is not None and defined not in scope.names:  # its uses are not errors of their own
+                scope.failed.setdefault(defined, _DEFINES.get(type(statement), ""))
         if not isinstance(statement, nodes.Setting):
             scope.quote = None
-    errors = [error for error in scope.errors if error.code != AFTER_FAILED_DEVICE]
-    if scope.errors:
-        raise SpecError(errors or scope.errors)
-    return Program(scope.path, scope.claims, scope.workloads)
+    return scope

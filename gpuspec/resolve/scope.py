@@ -89,6 +89,10 @@ class Scope:
         self.attention_implementation = "auto"  # the kernel of a fused attention (`set attention_implementation = ...`)
         self.models: dict[str, object] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}
+        # Names, devices and models whose definition failed (an error of its own, or a line that did not parse),
+        # each with what it was to be: "workload", "value", "tensor", "device", "model", or "" where that is not
+        # known. What uses them is not an error of its own.
+        self.failed: dict[str, str] = {}
         self.quote: str | None = None  # the sentence the next claims check, if one was quoted
         self.claims: list[Claim] = []
         self.workloads: list[tuple[Span, str, object]] = []
@@ -98,6 +102,17 @@ class Scope:
 # The code of the error a workload gets when the `device` statement above it failed: that statement's own error
 # says what is wrong, so the resolver drops these rather than repeat it on every line that follows.
 AFTER_FAILED_DEVICE = "after-failed-device"
+# Likewise for a use of a name (a device, a model) whose definition failed: its error stands for the use's.
+AFTER_FAILED_DEFINITION = "after-failed-definition"
+FOLLOWING = frozenset({AFTER_FAILED_DEVICE, AFTER_FAILED_DEFINITION})  # errors that another error stands for
+
+
+def after_failed(scope: Scope, name: str, span: Span | None) -> Invalid | None:
+    """The error to raise for a use of `name` if its definition failed (dropped: that failure is the error), else
+    None."""
+    if name not in scope.failed:
+        return None
+    return invalid(AFTER_FAILED_DEFINITION, f"`{name}` was not defined: its definition has an error", span)
 
 
 def require_device(scope: Scope, span: Span) -> Device:
@@ -119,6 +134,9 @@ def bind(scope: Scope, name: str, binding: Binding, span: Span) -> None:
 
 
 def unknown_name(scope: Scope, name: str, span: Span, tensors: bool = False, metric_names=()) -> Invalid:
+    failed = after_failed(scope, name, span)
+    if failed is not None:
+        return failed
     known = [*scope.names, *metric_names]
     hint = did_you_mean(name, known)
     if hint is None and tensors:

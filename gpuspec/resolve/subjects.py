@@ -10,9 +10,9 @@ from gpuspec import kinds, nodes, units
 from gpuspec.kinds.kind import FIGURE_DIMENSIONS, FIGURES, RATE_NOUNS, UTILIZATIONS, Kind, Observation
 from gpuspec.program import Claim, Expected, MetricRef, NamedRef
 from gpuspec.resolve.checked import constant, describe, dimension_of, free_names, in_range, needs_model
-from gpuspec.resolve.claims import claims
+from gpuspec.resolve.claims import claims, claims_alone
 from gpuspec.resolve.quantities import quantity, unit_text
-from gpuspec.resolve.scope import Scope, ValueName, WorkloadName, bind, invalid
+from gpuspec.resolve.scope import Invalid, Scope, ValueName, WorkloadName, after_failed, bind, invalid
 from gpuspec.resolve.tensor_expressions import mentions_tensor, tensor
 
 _STAGES: dict[str, object] = {}
@@ -32,12 +32,21 @@ def subject(written: nodes.Subject, scope: Scope) -> None:
                           "it is defined", written.options.span)
         claims(scope, written.claims, statement, named.workload, None)
         return
+    if isinstance(written.expr, nodes.Name) and written.expr.id in scope.failed and named is None:
+        # `y is ...` where y's definition failed: that error stands for y, but its claims may have their own
+        failed = after_failed(scope, written.expr.id, written.expr.span)
+        claims_alone(scope, written.claims, statement, scope.failed[written.expr.id] == "workload")
+        raise failed  # type: ignore[misc]
     kind = kinds.recognizing(written.expr)
     if local or not kind.needs_tensors or mentions_tensor(scope, written.expr):
-        workload = _resolve_stage(kind).resolve(written, scope, local, statement)
-        observed = written.options.observed
-        if observed is not None:
-            workload = attrs.evolve(workload, observed=_observation(observed, kind))
+        try:
+            workload = _resolve_stage(kind).resolve(written, scope, local, statement)
+            observed = written.options.observed
+            if observed is not None:
+                workload = attrs.evolve(workload, observed=_observation(observed, kind))
+        except Invalid:
+            _failed(scope, written, statement, "workload")
+            raise
         scope.workloads.append((written.span, statement, workload))
         if written.name:
             bind(scope, written.name, WorkloadName(workload, written.span.line), written.span)
@@ -49,9 +58,13 @@ def subject(written: nodes.Subject, scope: Scope) -> None:
     if options.on is not None or options.mode or options.threads or options.graph or options.observed:
         raise invalid("not-a-workload", "`on`, `eager`, `fused`, `as a graph`, `with ... threads` and `observed` "
                       "describe workloads, but this expression has no tensors", written.options.span)
-    ref = quantity(scope, written.expr)
-    if not needs_model(ref):  # a value that cannot be computed (`1 B / 0 s`) is an error where it is written
-        constant(ref, written.expr.span)
+    try:
+        ref = quantity(scope, written.expr)
+        if not needs_model(ref):  # a value that cannot be computed (`1 B / 0 s`) is an error where it is written
+            constant(ref, written.expr.span)
+    except Invalid:
+        _failed(scope, written, statement, "value")
+        raise
     if written.name:
         ref = NamedRef(written.name, ref, dimension_of(ref), written.name)
         bind(scope, written.name, ValueName(ref, written.span.line), written.span)
@@ -59,6 +72,14 @@ def subject(written: nodes.Subject, scope: Scope) -> None:
         raise invalid("nothing-claimed", "this line claims nothing", written.span,
                       "add `is` and a claim, e.g. `... is ≈ 20 µs`, or a comparison: `... ≈ 20 µs`")
     claims(scope, written.claims, statement, None, ref)
+
+
+def _failed(scope: Scope, written: nodes.Subject, statement: str, what: str) -> None:
+    """A workload or value that could not be resolved: its name is known to have failed (what uses it is no error
+    of its own), and its claims are checked for what does not depend on it."""
+    if written.name and written.name not in scope.names:
+        scope.failed.setdefault(written.name, what)
+    claims_alone(scope, written.claims, statement, what == "workload")
 
 
 def _resolve_stage(kind: Kind):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from attrs import field
 
 from gpuspec.devices import Device
-from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, Kind, Observation, calls, observed_field
+from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, ROOFLINE_METRICS, Kind, Observation, calls, observed_field
 from gpuspec.record import ValueRecord, record
 from gpuspec.tensors import Tensor
 
@@ -63,5 +63,10 @@ class Attention(ValueRecord):
         return Tensor(name, self.output_dtype, self.q.shape)
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+ATTENTION_METRICS = ("batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "scores", "flops", "score_bytes",
+                     "bytes_read", "bytes_written", "peak_flop_rate", "kernels", "launches", "t_floor", "time",
+                     "bound", "round_trips", *ROOFLINE_METRICS)
+
 KIND = Kind("attention", Attention, recognizes=calls("attention"), noun="attention", modes=KERNEL_MODES,
-            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",))
+            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",), metrics=ATTENTION_METRICS)

@@ -38,8 +38,13 @@ class Collective(ValueRecord):
         return f"{self.gpus} × {self.device.name} over {self.link}"
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+COLLECTIVE_METRICS = ("gpus", "size", "wire_share", "wire_bytes", "link_bandwidth", "transfer_time", "latency",
+                      "time", "algbw", "busbw", "bytes_moved")
+
 # An observed bandwidth is NCCL's algorithm bandwidth: the buffer over the time; a share of the line rate is its bus
 # bandwidth's.
 KIND = Kind("collective", Collective, recognizes=calls(*COLLECTIVES),
             figures={"time": None, "B/s": "size", "of line rate": "size"},
-            unmeasured="a collective needs several GPUs joined by a link, and measuring one is NCCL's tests' job")
+            unmeasured="a collective needs several GPUs joined by a link, and measuring one is NCCL's tests' job",
+            metrics=COLLECTIVE_METRICS)

@@ -8,7 +8,7 @@ from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.collective import Collective
 from gpuspec.resolve.checked import constant, dimension_of, same_dimension, whole_number
 from gpuspec.resolve.quantities import quantity
-from gpuspec.resolve.scope import Scope, TensorName, WorkloadName, invalid, require_device
+from gpuspec.resolve.scope import Scope, TensorName, WorkloadName, after_failed, invalid, require_device
 from gpuspec.resolve.tensor_expressions import mentions_tensor
 from gpuspec.tensors import Tensor
 
@@ -66,6 +66,9 @@ def _named_tensor(scope: Scope, local: dict[str, Tensor], arg) -> Tensor | None:
     if arg.id in local:
         return local[arg.id]
     bound = scope.names.get(arg.id)
+    failed = after_failed(scope, arg.id, arg.span) if bound is None else None
+    if failed is not None:  # a tensor or workload whose definition failed: its error stands for this one
+        raise failed
     if isinstance(bound, TensorName):
         return bound.tensor
     if isinstance(bound, WorkloadName):

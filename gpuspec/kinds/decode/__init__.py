@@ -66,9 +66,19 @@ class DecodeStep(ValueRecord):
                 f"{self.kernels_per_layer} kernels per layer{ops}, {self.weight_dtype} weights{groups}{graph}")
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+DECODE_METRICS = ("params", "layers", "batch", "context", "kernels_per_layer", "kernels", "launches", "launch_cost",
+                  "launch_time", "bytes_per_weight", "weight_bytes", "t_weights", "weights_read",
+                  "kv_bytes_per_token", "kv_bytes", "t_kv", "attention_bytes", "bytes_moved", "t_mem",
+                  "active_params", "flops", "peak_flop_rate", "t_math", "gpu_time", "step_time", "step_time_serial",
+                  "idle_time", "overhead_share", "overhead_share_serial", "busy_share", "utilization", "tokens_per_s",
+                  "time", "bound", "compute_time", "memory_time", "overhead_time", "compute_share", "memory_share",
+                  "overhead_time_share", "compute_bound_batch", "tokens", "tp", "comm_time", "mfu", "mbu")
+
 # `fused` means compiled: torch.compile is what fuses a decode step's elementwise work into its matmuls.
 KIND = Kind("decode", DecodeStep, recognizes=lambda expr: isinstance(expr, nodes.Decode) and expr.phase != "train",
             modes={"eager": "eager", "compiled": "compiled", "fused": "compiled"},
             figures={"time": None, "tokens/s": "tokens", "launches/s": "kernels", "FLOP/s": "flops",
                      "B/s": "bytes_moved", "MFU": "flops", "MBU": "bytes_moved"},
-            measured_leaves=("step_time", "gpu_time"))
+            measured_leaves=("step_time", "gpu_time"), metrics=DECODE_METRICS,
+            dtype_help="write `weights {dtype}`")

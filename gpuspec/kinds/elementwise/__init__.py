@@ -6,7 +6,7 @@ from __future__ import annotations
 from attrs import field
 
 from gpuspec.devices import Device
-from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, Kind, Observation, observed_field
+from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, ROOFLINE_METRICS, Kind, Observation, observed_field
 from gpuspec.record import ValueRecord, record
 from gpuspec.tensors import Node, Tensor, result_dtype, result_shape
 
@@ -36,6 +36,13 @@ class Elementwise(ValueRecord):
         return Tensor(name, result_dtype(self.expr) or "fp32", result_shape(self.expr))
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+ELEMENTWISE_METRICS = ("elements", "bytes_read", "bytes_written", "flops", "peak_flop_rate", "instructions",
+                       "issue_rate", "t_issue", "t_floor", "time", "bound", "blocks", "threads", "kernels",
+                       "launches", "round_trips", "threads_per_block", "warps_per_block", "resident_blocks_per_sm",
+                       "residency_limit", "blocks_per_wave", "waves", "waves_started", "sms_used",
+                       "last_wave_occupancy", *ROOFLINE_METRICS)
+
 # The fallback: a subject over tensors that no other kind recognizes is an elementwise expression.
 KIND = Kind("elementwise", Elementwise, recognizes=lambda expr: True, needs_tensors=True, modes=KERNEL_MODES,
-            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",))
+            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",), metrics=ELEMENTWISE_METRICS)

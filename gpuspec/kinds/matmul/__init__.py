@@ -6,7 +6,7 @@ from attrs import field
 
 from gpuspec import nodes
 from gpuspec.devices import Device
-from gpuspec.kinds.kind import KERNEL_FIGURES, Kind, Observation, observed_field
+from gpuspec.kinds.kind import KERNEL_FIGURES, ROOFLINE_METRICS, Kind, Observation, observed_field
 from gpuspec.record import ValueRecord, as_tuple, record
 from gpuspec.tensors import Tensor, broadcast
 
@@ -49,5 +49,11 @@ class Matmul(ValueRecord):
         return Tensor(name, self.a.dtype, (*batch, self.a.shape[-2], self.b.shape[-1]))
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+MATMUL_METRICS = ("m", "n", "k", "batch", "flops", "bytes_read", "bytes_written", "peak_flop_rate", "tile_m",
+                  "tile_n", "tiles", "tile_efficiency", "waves", "waves_started", "sms_used", "wave_efficiency",
+                  "t_math_tiles", "time", "bound", "kernels", "launches", "blocks", *ROOFLINE_METRICS)
+
 KIND = Kind("matmul", Matmul, recognizes=lambda expr: isinstance(expr, nodes.BinOp) and expr.op == "@",
-            needs_tensors=True, noun="matmul", figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",))
+            needs_tensors=True, noun="matmul", figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",),
+            metrics=MATMUL_METRICS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attrs import field
 
 from gpuspec.devices import Device
-from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, Kind, Observation, calls, observed_field
+from gpuspec.kinds.kind import KERNEL_FIGURES, KERNEL_MODES, ROOFLINE_METRICS, Kind, Observation, calls, observed_field
 from gpuspec.record import ValueRecord, record
 from gpuspec.tensors import Tensor
 
@@ -40,5 +40,9 @@ class Rowwise(ValueRecord):
         return Tensor(name, self.x.dtype, self.out_shape)
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+ROWWISE_METRICS = ("rows", "row_length", "elements", "passes", "kernels", "launches", "bytes_read", "bytes_written",
+                   "flops", "peak_flop_rate", "t_floor", "time", "bound", "round_trips", *ROOFLINE_METRICS)
+
 KIND = Kind("rowwise", Rowwise, recognizes=calls(*ROWWISE_OPS), noun="row-wise operation", modes=KERNEL_MODES,
-            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",))
+            figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",), metrics=ROWWISE_METRICS)

@@ -50,10 +50,15 @@ class Stream(ValueRecord):
                 f"{', a sync per launch' if self.synced else ''}")
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+STREAM_METRICS = ("repeats", "kernels", "launches", "kernel_time", "launch_cost", "host_time", "launch_time",
+                  "busy_time", "time", "idle_time", "busy_share", "idle_share", "sample_window", "utilization",
+                  "bound", "bytes_moved", "flops", "bytes_per_repeat", "peak_flop_rate")
+
 # The harness times the whole stream and the host's launches on the host, and the GPU's share from a CUDA graph.
 # An observed figure is of the whole stream: its time, kernels launched per second, or its FLOPs or bytes over the
 # time; its repeats run back to back, so a repeat's data that fits in L2 is read from there.
 KIND = Kind("stream", Stream, recognizes=lambda expr: isinstance(expr, nodes.StreamNode), timeline=True,
             figures={"time": None, "launches/s": "kernels", "FLOP/s": "flops", "B/s": "bytes_moved", "MFU": "flops",
                      "MBU": "bytes_moved"},
-            measured_leaves=("time", "busy_time", "host_time"), repeated=True)
+            measured_leaves=("time", "busy_time", "host_time"), repeated=True, metrics=STREAM_METRICS)

@@ -32,6 +32,14 @@ class TrainingStep(ValueRecord):
                 f"{self.weight_dtype}")
 
 
+# The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
+TRAINING_METRICS = ("params", "layers", "active_params", "batch", "context", "gpus", "tokens",
+                    "dense_flops_per_token", "attention_flops_per_token", "flops_per_token", "flops", "flops_per_gpu",
+                    "peak_flop_rate", "t_math", "time", "step_time", "tokens_per_s", "state_bytes",
+                    "activation_bytes")
+
 KIND = Kind("training", TrainingStep, recognizes=lambda expr: isinstance(expr, nodes.Decode) and expr.phase == "train",
             figures={"time": None, "tokens/s": "tokens", "FLOP/s": "flops_per_gpu", "MFU": "flops_per_gpu"},
-            unmeasured="a training step runs for hours on many GPUs: give what a run observed (`observed ...`)")
+            unmeasured="a training step runs for hours on many GPUs: give what a run observed (`observed ...`)",
+            metrics=TRAINING_METRICS,
+            dtype_help="write `weights {dtype}`")
