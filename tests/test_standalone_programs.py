@@ -155,12 +155,16 @@ def test_attention_records_the_backend_its_mode_forces(reports):
     fused = [b for s, b in backends.items() if "fused" in s]
     eager = [b for s, b in backends.items() if "eager" in s]
     assert fused and eager, backends
-    assert set(fused) == {"flash"}  # on the CPU: PyTorch's flash kernel for the CPU, never the math fallback
+    fp8 = [b for s, b in backends.items() if "fused" in s and "q8" in s]  # specs/attention.gpu's fp8 q, k, v
+    assert fp8 and all(b.startswith("triton") for b in fp8)  # PyTorch has no fp8 flash kernel: the program's own
+    assert set(fused) - set(fp8) == {"flash"}  # on the CPU: PyTorch's flash kernel for the CPU, never the math fallback
     assert all(b.startswith("math") for b in eager)
     for workload in report["workloads"]:
         names = " ".join(name for name, _ in workload["metrics"]["time"]["kernels"])
         if workload["backend"] == "flash":
             assert "flash_attention" in names and "attention_math" not in names
+        elif workload["backend"].startswith("triton"):
+            assert "scaled_dot_product" not in names and "aten::bmm" not in names
         else:
             assert "aten::bmm" in names and "aten::baddbmm" in names and "scaled_dot_product" not in names
 
@@ -278,4 +282,4 @@ def test_a_program_copied_anywhere_still_has_everything(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in folder.iterdir()) == ["out.json", "program.py"]
     assert [w["status"] for w in json.loads((folder / "out.json").read_text(encoding="utf-8"))["workloads"]] == \
-        ["ok"] * 4  # the four matmuls of specs/matmul.gpu
+        ["ok"] * 5  # the five matmuls of specs/matmul.gpu
