@@ -1,22 +1,22 @@
-"""Spec text -> Spec AST: the Lark LALR parser over grammar/gpuspec.lark, and syntax errors in words."""
+"""Spec text -> Spec AST: an LALR parser over grammar/gpuspec.lark, and syntax errors in words.
+
+The parser is Lark's (a contextual lexer, LALR(1) tables, an indentation postlexer, the builder run as each rule is
+reduced), but it runs here, over tables Lark made: parse_tables.RUNTIME, generated from the grammar. Lark itself
+is imported only to say what is wrong with text the tables refuse (it parses that text again and raises its own
+errors, with the tables of parse_tables.DATA), or to make the tables of a grammar edited since they were generated.
+Starting gpuspec then costs neither Lark's import nor its tables' loading, nor the compiling of a regular expression
+per parser state.
+"""
 from __future__ import annotations
 
 import bisect
 import functools
 import hashlib
 import math
+import re
 import threading
 
 import attrs
-from lark import Lark, Token, Transformer
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-)
-from lark.indenter import DedentError, Indenter
-from lark.lexer import PatternStr
 
 from gpuspec import nodes
 from gpuspec.diagnostics import Diagnostic, SpecError
@@ -49,6 +49,37 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "TIMES": "×", "SLASH": "/
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
 
 
+class Token(str):
+    """A token as Lark's lexer makes it: the text matched, its terminal's name and where it is."""
+
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r})"
+
+
+def _token(kind: str, value: str, start: int, line: int, column: int, end_line: int, end_column: int,
+           end: int) -> Token:
+    token = str.__new__(Token, value)
+    token.type, token.value, token.start_pos, token.end_pos = kind, value, start, end
+    token.line, token.column, token.end_line, token.end_column = line, column, end_line, end_column
+    return token
+
+
+def _borrow(kind: str, value: str, token: Token) -> Token:
+    return _token(kind, value, token.start_pos, token.line, token.column, token.end_line, token.end_column,
+                  token.end_pos)
+
+
+class _Tree:
+    """What Lark makes of a rule without a builder method: only `_rules`, whose children go to their parent."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list):
+        self.data, self.children = data, children
+
+
 class _BadNumber(Exception):
     def __init__(self, token: Token, reason: str, code: str = "bad-number"):
         self.token, self.reason, self.code = token, reason, code
@@ -59,22 +90,13 @@ class _BadIndent(Exception):
         self.token = token
 
 
-class _Indentation(Indenter):
-    NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB"]
-    INDENT_type = "_INDENT"
-    DEDENT_type = "_DEDENT"
-    tab_len = 8
+class _Refused(Exception):
+    """Text the tables do not accept: Lark parses it again, to say where and why in its own words."""
 
-    def handle_NL(self, token):
-        try:
-            yield from super().handle_NL(token)
-        except DedentError:
-            raise _BadIndent(token) from None
 
-    def process(self, stream):
-        return super().process(_BRACKETS.pair(stream))
+# The indentation postlexer's settings (Lark's Indenter, with these, is what parse_tables.DATA is loaded with).
+_NL, _INDENT, _DEDENT, _TAB_LEN = "_NL", "_INDENT", "_DEDENT", 8
+_OPENING, _CLOSING = frozenset(("LPAR", "LSQB")), frozenset(("RPAR", "RSQB"))
 
 
 class _Brackets:
@@ -92,22 +114,17 @@ class _Brackets:
         self.offsets: list[int] = []  # where each bracket starts, in the order of the text
         self.tokens: list[Token] = []
         self.partners: dict[int, Token] = {}  # a bracket's offset -> the token that closes (or opens) it
+        self.opened: list[Token] = []
 
-    def pair(self, stream):
-        opened, offsets, tokens, partners = [], self.offsets, self.tokens, self.partners
-        for token in stream:
-            kind = token.type
-            if kind in _OPENING:
-                opened.append(token)
-                offsets.append(token.start_pos)
-                tokens.append(token)
-            elif kind in _CLOSING:
-                if opened:
-                    opening = opened.pop()
-                    partners[opening.start_pos], partners[token.start_pos] = token, opening
-                offsets.append(token.start_pos)
-                tokens.append(token)
-            yield token
+    def add(self, token: Token) -> None:
+        """`token`, a bracket, as the lexer passes it on."""
+        if token.type in _OPENING:
+            self.opened.append(token)
+        elif self.opened:
+            opening = self.opened.pop()
+            self.partners[opening.start_pos], self.partners[token.start_pos] = token, opening
+        self.offsets.append(token.start_pos)
+        self.tokens.append(token)
 
     def within(self, start: int, end: int) -> list[Token]:
         return self.tokens[bisect.bisect_left(self.offsets, start):bisect.bisect_left(self.offsets, end)]
@@ -117,11 +134,12 @@ class _Brackets:
         return self.tokens[at] if at < len(self.tokens) else None
 
 
-_OPENING, _CLOSING = frozenset(_Indentation.OPEN_PAREN_types), frozenset(_Indentation.CLOSE_PAREN_types)
 _BRACKETS = _Brackets()
 
 
-# How the parser is built; scripts/generate_parser_tables.py builds it the same way to write parse_tables.py.
+# --- the tables: made by Lark from the grammar ---------------------------------------------------------------
+
+# How Lark builds the parser; scripts/generate_parser_tables.py builds it the same way to write parse_tables.py.
 LARK_OPTIONS = {"parser": "lalr", "maybe_placeholders": True}
 
 
@@ -129,30 +147,414 @@ def grammar_text() -> str:
     return (data_dir("grammar") / "gpuspec.lark").read_text(encoding="utf-8")
 
 
-def build_from_grammar(grammar: str) -> Lark:
-    """Lark's LALR parser built from the grammar's text (no cache: nothing is read from or written to disk). The
-    builder runs inside the parser, so no parse tree is built."""
-    return Lark(grammar, postlex=_Indentation(), transformer=_BUILDER, cache=False, **LARK_OPTIONS)
+def _grammar_sha256() -> str:
+    return hashlib.sha256(grammar_text().encode("utf-8")).hexdigest()
+
+
+def _indenter():
+    """Lark's indentation postlexer with gpuspec's settings; an indentation that matches no enclosing block is a
+    _BadIndent, located."""
+    from lark.indenter import DedentError, Indenter
+
+    class Indentation(Indenter):
+        NL_type, INDENT_type, DEDENT_type, tab_len = _NL, _INDENT, _DEDENT, _TAB_LEN
+        OPEN_PAREN_types, CLOSE_PAREN_types = sorted(_OPENING), sorted(_CLOSING)
+
+        def handle_NL(self, token):
+            try:
+                yield from super().handle_NL(token)
+            except DedentError:
+                raise _BadIndent(token) from None
+
+    return Indentation()
+
+
+def build_from_grammar(grammar: str):
+    """Lark's LALR parser built from the grammar's text (no cache: nothing is read from or written to disk). It
+    builds no nodes: gpuspec runs its tables (runtime_tables) with the builder."""
+    from lark import Lark
+
+    return Lark(grammar, postlex=_indenter(), cache=False, **LARK_OPTIONS)
+
+
+def _installed_lark_version() -> str | None:
+    """The installed Lark's version, read from its __init__.py without importing it (that costs more than a
+    whole check of a cached spec)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("lark")
+        with open(found.origin, encoding="utf-8") as file:
+            match = re.search(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", file.read(), re.M)
+        return match.group(1) if match else None
+    except Exception:  # no Lark, or one laid out otherwise: as if the versions differed
+        return None
+
+
+def _tables_fit() -> bool:
+    """Whether parse_tables was made from this grammar by the installed Lark."""
+    from gpuspec import parse_tables
+
+    return (parse_tables.GRAMMAR_SHA256 == _grammar_sha256()
+            and parse_tables.LARK_VERSION == _installed_lark_version())
 
 
 @functools.lru_cache(maxsize=1)
-def _parser() -> Lark:
-    # Building the LALR tables takes a quarter of a second, so they ship in the package, generated from the grammar
-    # (parse_tables.py). They are used only if they were made from this grammar by this version of Lark: a checkout
-    # with an edited grammar, or another Lark, builds from the grammar instead.
-    grammar = grammar_text()
+def _lark():
+    """Lark's parser, for syntax errors: loaded from parse_tables (building them takes a quarter of a second),
+    or built from the grammar when they were made from another grammar or by another Lark."""
+    from gpuspec import parse_tables
+
     try:
-        import lark
+        if _tables_fit():
+            from lark import Lark
 
-        from gpuspec import parse_tables
-
-        if (parse_tables.LARK_VERSION == lark.__version__
-                and parse_tables.GRAMMAR_SHA256 == hashlib.sha256(grammar.encode("utf-8")).hexdigest()):
-            return Lark._load_from_dict(parse_tables.DATA, parse_tables.MEMO, postlex=_Indentation(),
-                                        transformer=_BUILDER)
+            memo, data = parse_tables.lark_tables()
+            return Lark._load_from_dict(data, memo, postlex=_indenter())
     except Exception:  # tables Lark cannot load: build them
         pass
-    return build_from_grammar(grammar)
+    return build_from_grammar(grammar_text())
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime() -> _Runtime:
+    """The tables gpuspec parses with, and the builder's method for each rule: parse_tables.RUNTIME, or, when it
+    was made from another grammar or by another Lark, the tables of the Lark parser built from the grammar."""
+    from gpuspec import parse_tables
+
+    tables = parse_tables.RUNTIME if _tables_fit() else runtime_tables(_lark())
+    return _Runtime(tables, _BUILDER)
+
+
+def runtime_tables(parser) -> dict:
+    """What the runtime needs of a Lark LALR parser (built with LARK_OPTIONS and the indentation postlexer), as
+    plain data: each terminal's pattern and the characters a match of it may start with; per parser state, the
+    terminals its lexer tries, in Lark's order (and the keywords a terminal's match may turn out to be), and its
+    actions; per rule, its left side, its length and how its children are shaped before the builder sees them
+    (Lark's ParseTreeBuilder: tokens filtered out, `_rule`s inlined, None for what `[optional]` left out,
+    `?rule`s with one child replaced by it)."""
+    from functools import partial
+
+    from lark.lexer import PatternStr, _create_unless, _regexp_has_newline
+    from lark.parse_tree_builder import (
+        ChildFilterLALR,
+        ChildFilterLALR_NoPlaceholders,
+        ExpandSingleChild,
+        ParseTreeBuilder,
+    )
+    from lark.parsers.lalr_analysis import Shift
+    from lark.tree import Tree
+
+    frontend = parser.parser
+    contextual = frontend.lexer.lexer
+    table = frontend.parser.parser.parse_table
+    conf = parser.lexer_conf
+    if conf.use_bytes or conf.g_regex_flags or parser.options.lexer_callbacks:
+        raise ValueError("a lexer option the runtime does not follow")
+
+    def scanner(terminals) -> list:
+        """The terminals a BasicLexer of these tries, in its order, each with the keywords its match may be."""
+        kept, callbacks = _create_unless(terminals, conf.g_regex_flags, re, False)
+        order = []
+        for terminal in kept:
+            keywords = {}
+            if terminal.name in callbacks:
+                for keyword in callbacks[terminal.name].scanner.terminals:
+                    if not isinstance(keyword.pattern, PatternStr) or keyword.pattern.flags:
+                        raise ValueError(f"{keyword.name}: a keyword the runtime does not follow")
+                    keywords.setdefault(keyword.pattern.value, keyword.name)
+            order.append([terminal.name, keywords])
+        return order
+
+    states = sorted(table.states)
+    if states != list(range(len(states))):
+        raise ValueError("parser states are not numbered 0..n-1")
+    lexers, lexer_of, state_lexer = [], {}, []
+    for state in states:
+        basic = contextual.lexers[state]
+        if id(basic) not in lexer_of:
+            lexer_of[id(basic)] = len(lexers)
+            lexers.append(scanner(basic.terminals))
+        state_lexer.append(lexer_of[id(basic)])
+
+    rules = list(parser.rules)
+    number = {rule: i for i, rule in enumerate(rules)}
+    actions = [{symbol: arg if action is Shift else ~number[arg]
+                for symbol, (action, arg) in sorted(table.states[state].items())} for state in states]
+
+    shapes = []
+    for rule, wrappers in ParseTreeBuilder(rules, Tree, False, False, True).rule_builders:
+        single, children = False, None  # children: (index, inlined, Nones before it) for each kept, Nones after
+        for wrapper in wrappers:
+            if wrapper is ExpandSingleChild:
+                single = True
+            elif isinstance(wrapper, partial) and wrapper.func is ChildFilterLALR:
+                children = [[list(kept) for kept in wrapper.args[0]], wrapper.args[1]]
+            elif isinstance(wrapper, partial) and wrapper.func is ChildFilterLALR_NoPlaceholders:
+                children = [[[index, inlined, 0] for index, inlined in wrapper.args[0]], 0]
+            else:
+                raise ValueError(f"{rule}: a step of Lark's tree building the runtime does not follow")
+        name = rule.alias or rule.options.template_source or rule.origin.name
+        shapes.append([rule.origin.name, len(rule.expansion), name, single, children])
+
+    terminals = {t.name: [t.pattern.to_regexp(), *_first_characters(t.pattern.to_regexp())]
+                 for t in parser.terminals}
+    return {
+        "terminals": terminals,
+        "newline": sorted(t.name for t in parser.terminals if _regexp_has_newline(t.pattern.to_regexp())),
+        "ignore": sorted(conf.ignore),
+        "lexers": lexers,
+        "state_lexer": state_lexer,
+        "actions": actions,
+        "rules": shapes,
+        "start": table.start_states["start"],
+        "end": table.end_states["start"],
+    }
+
+
+def _first_characters(regexp: str) -> tuple[str, str | None]:
+    """The characters a match of `regexp` may start with: (those below 128, those above or None for any). More
+    than it needs is safe (the lexer only tries fewer terminals for it); it reads Python's own parse of the
+    pattern, and says any character for anything it does not know."""
+    anything = ("".join(map(chr, range(128))), None)
+    try:
+        try:
+            from re import _compiler as compiler, _constants as constants, _parser as parser  # Python 3.11+
+        except ImportError:  # Python 3.10
+            import sre_compile as compiler
+            import sre_constants as constants
+            import sre_parse as parser
+        parsed = parser.parse(regexp)
+        if parsed.state.flags & (re.IGNORECASE | re.DOTALL):
+            return anything
+        low, high, nullable = _first(list(parsed), (compiler, constants, parser))
+    except Exception:  # a construct this does not know
+        return anything
+    if nullable:
+        return anything
+    return "".join(sorted(low)), None if high is None else "".join(sorted(high))
+
+
+def _first(items: list, sre: tuple) -> tuple[set, set | None, bool]:
+    """(ASCII characters, other characters or None for any, whether it may match nothing) of a parsed sequence."""
+    c = sre[1]
+    low, high = set(), set()
+    for op, arg in items:
+        nullable = False
+        if op is c.LITERAL:
+            lo, hi = ({chr(arg)}, set()) if arg < 128 else (set(), {chr(arg)})
+        elif op is c.IN:
+            lo, hi = _class(arg, sre)
+        elif op in (c.NOT_LITERAL, c.ANY):
+            return set(map(chr, range(128))), None, False
+        elif op is c.BRANCH:
+            lo, hi = set(), set()
+            for branch in arg[1]:
+                more_low, more_high, empty = _first(list(branch), sre)
+                lo |= more_low
+                hi = None if hi is None or more_high is None else hi | more_high
+                nullable = nullable or empty
+        elif op is c.SUBPATTERN:
+            if arg[1] & (re.IGNORECASE | re.DOTALL):
+                raise ValueError("a group with flags")
+            lo, hi, nullable = _first(list(arg[3]), sre)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
+            lo, hi, nullable = _first(list(arg[2]), sre)
+            nullable = nullable or arg[0] == 0
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            lo, hi, nullable = _first(list(arg), sre)
+        elif op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # zero width: what follows decides
+            lo, hi, nullable = set(), set(), True
+        else:
+            raise ValueError(f"{op}: not followed")
+        low |= lo
+        high = None if high is None or hi is None else high | hi
+        if not nullable:
+            return low, high, False
+    return low, high, True
+
+
+def _class(items: list, sre: tuple) -> tuple[set, set | None]:
+    """The characters of a class `[...]`: its ASCII ones exactly (Python's regex engine asked about each), and the
+    others listed when the class names them one by one or in short ranges, else any."""
+    compiler, c, parser = sre
+    pattern = compiler.compile(parser.SubPattern(parser.parse("").state, [(c.IN, items)]))
+    low = {chr(i) for i in range(128) if pattern.fullmatch(chr(i))}
+    if any(op in (c.NEGATE, c.CATEGORY) for op, _ in items):
+        return low, None
+    high = set()
+    for op, arg in items:
+        if op is c.LITERAL and arg >= 128:
+            high.add(chr(arg))
+        elif op is c.RANGE and arg[1] >= 128:
+            if arg[1] - max(arg[0], 128) > 256:
+                return low, None
+            high |= {chr(i) for i in range(max(arg[0], 128), arg[1] + 1)}
+    return low, high
+
+
+class _Runtime:
+    """Lark's contextual lexer, indentation postlexer and LALR parser, run over `tables` (runtime_tables) with
+    `builder`'s method for each rule. A state's lexer tries its terminals in Lark's order and takes the first that
+    matches, as Lark's alternation of them does; it tries only those a match may start with the character at hand,
+    so no regular expression but each terminal's own is ever compiled."""
+
+    def __init__(self, tables: dict, builder):
+        self.tables = tables
+        self.terminals = tables["terminals"]
+        self.newline = frozenset(tables["newline"])
+        self.ignore = frozenset(tables["ignore"])
+        self.lexers = tables["lexers"]
+        self.state_lexer = tables["state_lexer"]
+        self.actions = tables["actions"]
+        self.start, self.end = tables["start"], tables["end"]
+        self.rules = [(origin, size, _reducer(name, single, children, getattr(builder, name, None)))
+                      for origin, size, name, single, children in tables["rules"]]
+        self.compiled: dict[str, re.Pattern] = {}
+        self.candidates: list[dict] = [{} for _ in self.lexers]
+
+    def _candidates(self, lexer: int, char: str) -> tuple:
+        """The terminals `lexer` tries at `char`, in order: (pattern, name, keywords its match may be, whether it
+        may hold a line break), those whose match cannot start with `char` left out."""
+        found = []
+        for name, keywords in self.lexers[lexer]:
+            regexp, low, high = self.terminals[name]
+            if char in low if char < "\x80" else (high is None or char in high):
+                pattern = self.compiled.get(name)
+                if pattern is None:
+                    pattern = self.compiled[name] = re.compile(regexp)
+                found.append((pattern, name, keywords or None, name in self.newline))
+        found = self.candidates[lexer][char] = tuple(found)
+        return found
+
+    def parse(self, text: str, brackets: _Brackets):
+        """The builder's value for `text`. Raises _Refused where Lark's parser would raise a syntax error, and
+        _BadIndent (or what the builder raises) where Lark's would."""
+        actions, rules, state_lexer, candidates = self.actions, self.rules, self.state_lexer, self.candidates
+        ignore, end_state = self.ignore, self.end
+        states, values = [self.start], []
+
+        def feed(kind: str, token) -> None:
+            while True:
+                action = actions[states[-1]].get(kind)
+                if action is None:
+                    raise _Refused
+                if action >= 0:
+                    states.append(action)
+                    values.append(token)
+                    return
+                origin, size, reduce = rules[~action]
+                if size:
+                    children = values[-size:]
+                    del states[-size:]
+                    del values[-size:]
+                else:
+                    children = []
+                values.append(reduce(children))
+                states.append(actions[states[-1]][origin])
+                if kind == "$END" and states[-1] == end_state:
+                    return
+
+        pos, end, line, line_start = 0, len(text), 1, 0
+        paren, indents, token = 0, [0], None
+        while pos < end:
+            lexer = state_lexer[states[-1]]
+            found = candidates[lexer]
+            while pos < end:  # the next token, past what the grammar ignores
+                char = text[pos]
+                tried = found.get(char)
+                if tried is None:
+                    tried = self._candidates(lexer, char)
+                for pattern, kind, keywords, breaks in tried:
+                    match = pattern.match(text, pos)
+                    if match is not None:
+                        break
+                else:
+                    raise _Refused
+                value = match.group()
+                start, column = pos, pos - line_start + 1
+                token_line = line
+                pos += len(value)
+                if breaks and "\n" in value:
+                    line += value.count("\n")
+                    line_start = start + value.rindex("\n") + 1
+                if kind in ignore:
+                    continue
+                if keywords is not None:
+                    kind = keywords.get(value, kind)
+                token = _token(kind, value, start, token_line, column, line, pos - line_start + 1, pos)
+                break
+            else:
+                break
+            # The postlexer: brackets paired, then indentation (as Lark's Indenter, after the parser has taken
+            # every token before it).
+            if kind in _OPENING or kind in _CLOSING:
+                brackets.add(token)
+            if kind == _NL:
+                if paren == 0:
+                    feed(_NL, token)
+                    indent_text = value.rsplit("\n", 1)[1]
+                    indent = indent_text.count(" ") + indent_text.count("\t") * _TAB_LEN
+                    if indent > indents[-1]:
+                        indents.append(indent)
+                        feed(_INDENT, _borrow(_INDENT, indent_text, token))
+                    else:
+                        while indent < indents[-1]:
+                            indents.pop()
+                            feed(_DEDENT, _borrow(_DEDENT, indent_text, token))
+                        if indent != indents[-1]:
+                            raise _BadIndent(token)
+            else:
+                feed(kind, token)
+                if kind in _OPENING:
+                    paren += 1
+                elif kind in _CLOSING:
+                    paren -= 1
+                    if paren < 0:
+                        raise _Refused
+        while len(indents) > 1:
+            indents.pop()
+            feed(_DEDENT, None)
+        feed("$END", None)
+        return values[-1]
+
+
+def _reducer(name: str, single: bool, children, method):
+    """What a rule's reduction returns, from the values of its right side: Lark's shaping (see runtime_tables),
+    then the builder's method (or, for an `_rule`, a _Tree whose children its parent takes)."""
+    build = method if method is not None else functools.partial(_Tree, name)
+    if single:
+        inner = build
+
+        def build(kept):
+            return kept[0] if len(kept) == 1 else inner(kept)
+
+    if children is None:
+        return build
+    included, nones_after = children
+    if nones_after == 0 and not any(inlined or nones for _, inlined, nones in included):
+        indices = tuple(index for index, _, _ in included)
+        if indices == tuple(range(len(indices))):
+            return lambda values: build(values[:len(indices)])
+        return lambda values: build([values[index] for index in indices])
+
+    def shaped(values):
+        kept = []
+        for index, inlined, nones in included:
+            if nones:
+                kept += [None] * nones
+            if inlined:
+                if kept:
+                    kept += values[index].children
+                else:
+                    kept = values[index].children
+            else:
+                kept.append(values[index])
+        if nones_after:
+            kept += [None] * nones_after
+        return build(kept)
+
+    return shaped
 
 
 # The builder, the bracket pairs and the postlexer hold the state of the one parse under way: threads (the Python
@@ -189,34 +591,56 @@ def _attempt(source: SpecText) -> tuple:
     _BUILDER.begin(source, text)
     _BRACKETS.clear()
     try:
-        return _parser().parse(text)
+        return _runtime().parse(text, _BRACKETS)
+    except _Refused:
+        pass
+    except (_BadNumber, _BadIndent) as error:
+        raise _stopped_by(error, source) from None
+    finally:
+        _BRACKETS.clear()  # the tokens are not kept past the parse
+    raise _lark_error(source, text)
+
+
+def _lark_error(source: SpecText, text: str) -> _Stopped:
+    """Where and why Lark's parser stops on text the tables refused (with the same tables, it stops where they
+    did), as the _Stopped to raise."""
+    from lark.exceptions import UnexpectedEOF, UnexpectedInput
+
+    try:
+        _lark().parse(text)
     except UnexpectedInput as error:
         diagnostic = _syntax_diagnostic(error, source)
         token = getattr(error, "token", None)
         if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
-            raise _Stopped(diagnostic, None, False) from None
+            return _Stopped(diagnostic, None, False)
         if token is not None and token.type == "_INDENT":  # a block where none opens: skip to the next statement
-            raise _Stopped(diagnostic, token.end_line - 1, False, block=False) from None
+            return _Stopped(diagnostic, token.end_line - 1, False, block=False)
         line = (token.line if token is not None else error.line) or 1
         column = (token.column if token is not None else error.column) or 1
         first = token is not None and token.type not in ("_NL", "_DEDENT") and column == 1
-        raise _Stopped(diagnostic, line - 1, first) from None
-    except _BadNumber as error:
+        return _Stopped(diagnostic, line - 1, first)
+    except (_BadNumber, _BadIndent) as error:
+        return _stopped_by(error, source)
+    finally:
+        _BRACKETS.clear()
+    raise RuntimeError("Lark parses text that gpuspec/parse_tables.py refuses: the tables are not Lark's; run "
+                       "scripts/generate_parser_tables.py")
+
+
+def _stopped_by(error: _BadNumber | _BadIndent, source: SpecText) -> _Stopped:
+    if isinstance(error, _BadNumber):
         token = error.token
         shift = (source.column_offsets or {}).get(token.line, 0)
         span = Span(source.path, token.line + source.line_offset, token.column + shift,
                     token.end_line + source.line_offset, token.end_column + shift)
-        raise _Stopped(Diagnostic(error.code, error.reason, span), token.line - 1, False) from None
-    except _BadIndent as error:
-        line = error.token.end_line + source.line_offset
-        column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
-        column += (source.column_offsets or {}).get(error.token.end_line, 0)
-        span = Span(source.path, line, column, line, column + 1)
-        raise _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
-                                  "indent every claim of a block by the same amount"),
-                       error.token.end_line - 1, False) from None
-    finally:
-        _BRACKETS.clear()  # the tokens are not kept past the parse
+        return _Stopped(Diagnostic(error.code, error.reason, span), token.line - 1, False)
+    line = error.token.end_line + source.line_offset
+    column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
+    column += (source.column_offsets or {}).get(error.token.end_line, 0)
+    span = Span(source.path, line, column, line, column + 1)
+    return _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
+                               "indent every claim of a block by the same amount"),
+                    error.token.end_line - 1, False)
 
 
 # What stands in for a claim line that did not parse, so that the rest of its block is still read.
@@ -294,7 +718,9 @@ def _statement_starts(lines: list[str]) -> list[int]:
 
 
 def _describe(names: set[str]) -> str:
-    terminals = {t.name: t for t in _parser().terminals}
+    from lark.lexer import PatternStr
+
+    terminals = {t.name: t for t in _lark().terminals}
     words = set()
     operators = [symbol for name, symbol in _OPERATORS.items() if name in names]
     if len(operators) > 1:
@@ -314,7 +740,7 @@ def _describe(names: set[str]) -> str:
     return ", ".join(ordered[:-1]) + " or " + ordered[-1]
 
 
-def _expected(error: UnexpectedToken) -> set[str]:
+def _expected(error) -> set[str]:
     """What the parser could have taken where it stopped: its table's entries for the state it was in. (The
     lexer's own list leaves out symbols its unit pattern also matches, such as `×` and `²`.)"""
     state = getattr(error, "state", None)
@@ -324,7 +750,9 @@ def _expected(error: UnexpectedToken) -> set[str]:
         return set(error.expected)
 
 
-def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
+def _syntax_diagnostic(error, source: SpecText) -> Diagnostic:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
@@ -413,7 +841,7 @@ def _with_extent(method):
     return build
 
 
-class _Builder(Transformer):
+class _Builder:
     """Turns what the parser matched into nodes, rule by rule as it parses; it only builds, never looks up.
 
     One instance serves every parse: `begin(source, text)` sets the file it reports positions in.
