@@ -408,8 +408,8 @@ class _Runtime:
         self.state_lexer = tables["state_lexer"]
         self.actions = tables["actions"]
         self.start, self.end = tables["start"], tables["end"]
-        self.rules = [(origin, size, _reducer(name, single, children, getattr(builder, name, None)))
-                      for origin, size, name, single, children in tables["rules"]]
+        self.rules = [(origin, size, _reducer(name, single, children, getattr(builder, name, None)),
+                       _kept_alone(single, children, size)) for origin, size, name, single, children in tables["rules"]]
         self.compiled: dict[str, re.Pattern] = {}
         self.candidates: list[dict] = [{} for _ in self.lexers]
 
@@ -433,90 +433,125 @@ class _Runtime:
         actions, rules, state_lexer, candidates = self.actions, self.rules, self.state_lexer, self.candidates
         ignore, end_state = self.ignore, self.end
         states, values = [self.start], []
-
-        def feed(kind: str, token) -> None:
-            while True:
-                action = actions[states[-1]].get(kind)
-                if action is None:
-                    raise _Refused
-                if action >= 0:
-                    states.append(action)
-                    values.append(token)
-                    return
-                origin, size, reduce = rules[~action]
-                if size:
-                    children = values[-size:]
-                    del states[-size:]
-                    del values[-size:]
-                else:
-                    children = []
-                values.append(reduce(children))
-                states.append(actions[states[-1]][origin])
-                if kind == "$END" and states[-1] == end_state:
-                    return
-
+        pending = []  # the tokens the postlexer passes on for the lexer's last one: (terminal, token)
         pos, end, line, line_start = 0, len(text), 1, 0
-        paren, indents, token = 0, [0], None
-        while pos < end:
-            lexer = state_lexer[states[-1]]
-            found = candidates[lexer]
-            while pos < end:  # the next token, past what the grammar ignores
-                char = text[pos]
-                tried = found.get(char)
-                if tried is None:
-                    tried = self._candidates(lexer, char)
-                for pattern, kind, keywords, breaks in tried:
-                    match = pattern.match(text, pos)
-                    if match is not None:
-                        break
-                else:
-                    raise _Refused
-                value = match.group()
-                start, column = pos, pos - line_start + 1
-                token_line = line
-                pos += len(value)
-                if breaks and "\n" in value:
-                    line += value.count("\n")
-                    line_start = start + value.rindex("\n") + 1
-                if kind in ignore:
+        paren, indents = 0, [0]
+        while True:
+            if pos < end:
+                lexer = state_lexer[states[-1]]
+                found = candidates[lexer]
+                token = None
+                while pos < end:  # the next token, past what the grammar ignores
+                    char = text[pos]
+                    tried = found.get(char)
+                    if tried is None:
+                        tried = self._candidates(lexer, char)
+                    for pattern, kind, keywords, breaks in tried:
+                        match = pattern.match(text, pos)
+                        if match is not None:
+                            break
+                    else:
+                        raise _Refused
+                    value = match.group()
+                    start, column, token_line = pos, pos - line_start + 1, line
+                    pos += len(value)
+                    if breaks and "\n" in value:
+                        line += value.count("\n")
+                        line_start = start + value.rindex("\n") + 1
+                    if kind in ignore:
+                        continue
+                    if keywords is not None:
+                        kind = keywords.get(value, kind)
+                    token = str.__new__(Token, value)
+                    token.type, token.value, token.start_pos, token.end_pos = kind, value, start, pos
+                    token.line, token.column, token.end_line, token.end_column = (token_line, column, line,
+                                                                                  pos - line_start + 1)
+                    break
+                if token is None:
                     continue
-                if keywords is not None:
-                    kind = keywords.get(value, kind)
-                token = _token(kind, value, start, token_line, column, line, pos - line_start + 1, pos)
-                break
-            else:
-                break
-            # The postlexer: brackets paired, then indentation (as Lark's Indenter, after the parser has taken
-            # every token before it).
-            if kind in _OPENING or kind in _CLOSING:
-                brackets.add(token)
-            if kind == _NL:
-                if paren == 0:
-                    feed(_NL, token)
+                # The postlexer: brackets paired, then indentation (as Lark's Indenter, after the parser has taken
+                # every token before it).
+                if kind == _NL:
+                    if paren:
+                        continue
                     indent_text = value.rsplit("\n", 1)[1]
                     indent = indent_text.count(" ") + indent_text.count("\t") * _TAB_LEN
+                    pending.append((_NL, token))
                     if indent > indents[-1]:
                         indents.append(indent)
-                        feed(_INDENT, _borrow(_INDENT, indent_text, token))
+                        pending.append((_INDENT, _borrow(_INDENT, indent_text, token)))
                     else:
                         while indent < indents[-1]:
                             indents.pop()
-                            feed(_DEDENT, _borrow(_DEDENT, indent_text, token))
+                            pending.append((_DEDENT, _borrow(_DEDENT, indent_text, token)))
                         if indent != indents[-1]:
-                            raise _BadIndent(token)
-            else:
-                feed(kind, token)
-                if kind in _OPENING:
+                            pending.append((None, token))  # after the parser has taken those before it
+                elif kind in _OPENING:
+                    brackets.add(token)
                     paren += 1
+                    pending.append((kind, token))
                 elif kind in _CLOSING:
+                    brackets.add(token)
                     paren -= 1
                     if paren < 0:
+                        pending.append((kind, token))
+                        pending.append((_Refused, None))
+                    else:
+                        pending.append((kind, token))
+                else:
+                    pending.append((kind, token))
+            else:  # the end: the blocks still open close, then the parse does
+                while len(indents) > 1:
+                    indents.pop()
+                    pending.append((_DEDENT, None))
+                pending.append(("$END", None))
+            for kind, token in pending:  # the LALR parser takes each
+                if kind is None:
+                    raise _BadIndent(token)
+                if kind is _Refused:
+                    raise _Refused
+                while True:
+                    action = actions[states[-1]].get(kind)
+                    if action is None:
                         raise _Refused
-        while len(indents) > 1:
-            indents.pop()
-            feed(_DEDENT, None)
-        feed("$END", None)
-        return values[-1]
+                    if action >= 0:
+                        states.append(action)
+                        values.append(token)
+                        break
+                    origin, size, reduce, keep = rules[~action]
+                    if keep is not None:  # the rule's value is one of its children, as it is
+                        if size == 1:
+                            states[-1] = actions[states[-2]][origin]
+                            if kind == "$END" and states[-1] == end_state:
+                                return values[-1]
+                            continue
+                        value = values[keep - size]
+                        del states[-size:]
+                        del values[-size:]
+                    elif size:
+                        value = reduce(values[-size:])
+                        del states[-size:]
+                        del values[-size:]
+                    else:
+                        value = reduce([])
+                    values.append(value)
+                    states.append(actions[states[-1]][origin])
+                    if kind == "$END" and states[-1] == end_state:
+                        return values[-1]
+            pending.clear()
+
+
+def _kept_alone(single: bool, children, size: int) -> int | None:
+    """The index of the child that is a rule's value, as it is, when Lark's shaping always leaves that one child
+    alone (`?sum: product`, `?atom: "(" expr ")"`), or None."""
+    if not single:
+        return None
+    if children is None:
+        return 0 if size == 1 else None
+    included, nones_after = children
+    if len(included) == 1 and nones_after == 0 and not included[0][1] and not included[0][2]:
+        return included[0][0]
+    return None
 
 
 def _reducer(name: str, single: bool, children, method):
