@@ -93,19 +93,28 @@ def store(source, spec: nodes.Spec) -> None:
 
 
 def _encode(value, path: str):
-    if value is None or type(value) in (str, int, bool):
+    kind = value.__class__
+    if value is None or kind in _PLAIN:
         return value
-    if type(value) is tuple:
-        return [_encode(item, path) for item in value]
-    if type(value) is Span:
+    if kind is tuple:
+        return [item if item is None or item.__class__ in _PLAIN else _encode(item, path) for item in value]
+    if kind is Span:
         if value.file != path:
             raise _Invalid("a span in another file")
         return [value.line, value.column, value.end_line, value.end_column, value.start, value.end]
-    cls = type(value)
-    if _NODE_CLASSES.get(cls.__name__) is not cls:
-        raise _Invalid(f"{cls.__name__} is not a node class")
-    return [cls.__name__, *(_encode(getattr(value, field.name), path) for field in attrs.fields(cls))]
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        if _NODE_CLASSES.get(kind.__name__) is not kind:
+            raise _Invalid(f"{kind.__name__} is not a node class")
+        names = [field.name for field in attrs.fields(kind)]
+        getter = operator.attrgetter(*names)
+        fields = _FIELDS[kind] = (lambda node: (getter(node),)) if len(names) == 1 else getter
+    return [kind.__name__, *[item if item is None or item.__class__ in _PLAIN else _encode(item, path)
+                             for item in fields(value)]]
 
+
+_PLAIN = frozenset((str, int, bool))
+_FIELDS: dict = {}  # each node class -> its fields' values, in order, as a tuple
 
 _NODE_CLASSES = {name: cls for name, cls in vars(nodes).items()
                  if isinstance(cls, type) and cls.__module__ == nodes.__name__ and attrs.has(cls)}
