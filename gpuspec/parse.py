@@ -567,11 +567,18 @@ def _reducer(name: str, single: bool, children, method):
     if children is None:
         return build
     included, nones_after = children
-    if nones_after == 0 and not any(inlined or nones for _, inlined, nones in included):
-        indices = tuple(index for index, _, _ in included)
-        if indices == tuple(range(len(indices))):
-            return lambda values: build(values[:len(indices)])
-        return lambda values: build([values[index] for index in indices])
+    if not any(inlined for _, inlined, _ in included):  # each child kept or left out, a None where told
+        template = []
+        for index, _, nones in included:
+            template += [None] * nones + [index]
+        template += [None] * nones_after
+        if None not in template:
+            if template == list(range(len(template))):
+                return lambda values: build(values[:len(template)])
+            indices = tuple(template)
+            return lambda values: build([values[index] for index in indices])
+        picks = tuple(template)
+        return lambda values: build([None if index is None else values[index] for index in picks])
 
     def shaped(values):
         kept = []
@@ -831,12 +838,42 @@ class _Extent:
     __slots__ = ("start", "end", "line", "column", "end_line", "end_column")
 
     def __init__(self, children, shift=None):
-        first, last = _edge(children, False, shift), _edge(children, True, shift)
-        if first is None:
+        # Tokens, and nodes in a text without shifted columns, are looked at here; lists and the rest by _edge.
+        for item in children:
+            if item is None:
+                continue
+            if item.__class__ is Token:
+                if item.start_pos is None:
+                    continue
+                self.start, self.line, self.column = item.start_pos, item.line, item.column
+                break
+            span = None if shift else getattr(item, "span", None)
+            if span is not None and span.__class__ is Span:
+                self.start, self.line, self.column = span.start, span.line, span.column
+                break
+            first = _edge((item,), False, shift)
+            if first is not None:
+                self.start, self.line, self.column = first[0], first[1], first[2]
+                break
+        else:
             self.start = None
             return
-        self.start, self.line, self.column = first[0], first[1], first[2]
-        self.end, self.end_line, self.end_column = last[3], last[4], last[5]
+        for item in reversed(children):
+            if item is None:
+                continue
+            if item.__class__ is Token:
+                if item.start_pos is None:
+                    continue
+                self.end, self.end_line, self.end_column = item.end_pos, item.end_line, item.end_column
+                return
+            span = None if shift else getattr(item, "span", None)
+            if span is not None and span.__class__ is Span:
+                self.end, self.end_line, self.end_column = span.end, span.end_line, span.end_column
+                return
+            last = _edge((item,), True, shift)
+            if last is not None:
+                self.end, self.end_line, self.end_column = last[3], last[4], last[5]
+                return
 
     @property
     def empty(self) -> bool:
@@ -887,7 +924,7 @@ class _Builder:
 
     # --- positions ---
     def _span(self, extent: _Extent) -> Span | None:
-        if extent.empty:
+        if extent.start is None:
             return None
         offset, shift = self._source.line_offset, self._source.column_offsets
         if shift:

@@ -136,6 +136,8 @@ def result_shape(node: Node) -> tuple[int, ...]:
 
 
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    if a == b:  # the usual case, and what the rule below gives for it
+        return tuple(a)
     out = []
     for x, y in zip(reversed((1,) * (len(b) - len(a)) + a), reversed((1,) * (len(a) - len(b)) + b)):
         if x != y and 1 not in (x, y):
