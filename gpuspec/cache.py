@@ -20,7 +20,7 @@ import attrs
 from gpuspec import cachedir, nodes
 from gpuspec.version import __version__
 from gpuspec.resources import data_dir
-from gpuspec.text import Span
+from gpuspec.text import Span, span
 
 _KIND = "spec"
 # The code a parse's nodes depend on besides the text: parse.py and what it builds nodes from (a development
@@ -156,7 +156,7 @@ def _span(value, path):
     # Spans are the most numerous thing in an entry: checked in one step.
     if value.__class__ is not list or len(value) != 6 or tuple(map(type, value)) != _SPAN_FIELDS:
         raise _Invalid("expected a span")
-    return Span(path, *value)
+    return span(path, *value)
 
 
 def _build(tp):

@@ -65,7 +65,14 @@ def run() -> None:
     When the interpreter's shutdown would only free memory (no atexit handler registered, no thread left to wait
     for, standard output and error flushed), the process ends at once with the exit status: tearing down the modules
     and the objects of a check took a third as long as the check of a cached spec itself, and more for large ones.
-    Otherwise, or when a stream cannot be flushed, it exits as any Python program does."""
+    Otherwise, or when a stream cannot be flushed, it exits as any Python program does.
+
+    The cyclic garbage collector is off for the command (api turns it off while specs load and claims are checked,
+    and its first collections after that went over every object made meanwhile, only to free nothing): the process
+    is short, and reference counting frees what it drops."""
+    import gc
+
+    gc.disable()
     code = main()
     try:
         for stream in (sys.stdout, sys.stderr):

@@ -21,7 +21,7 @@ import attrs
 from gpuspec import nodes
 from gpuspec.diagnostics import Diagnostic, SpecError
 from gpuspec.resources import data_dir
-from gpuspec.text import Span, SpecText
+from gpuspec.text import Span, SpecText, span
 
 _COMPARATORS = {"≈": "≈", "~=": "≈", "~": "≈", "=": "=", "==": "=", "<": "<", ">": ">",
                 "≤": "≤", "<=": "≤", "≥": "≥", ">=": "≥"}
@@ -908,7 +908,7 @@ def _edge(items, from_end: bool, shift=None):
 
 def _with_extent(method):
     def build(self, children):
-        return method(self, _Extent(children, self._source.column_offsets), children)
+        return method(self, _Extent(children, self._shift), children)
     build.__name__ = method.__name__
     return build
 
@@ -921,23 +921,28 @@ class _Builder:
 
     def begin(self, source: SpecText, text: str) -> None:
         self._source, self._text = source, text
+        # What every position needs, read once per parse.
+        self._path, self._offset, self._shift = source.path, source.line_offset, source.column_offsets
 
     # --- positions ---
     def _span(self, extent: _Extent) -> Span | None:
         if extent.start is None:
             return None
-        offset, shift = self._source.line_offset, self._source.column_offsets
+        offset, shift = self._offset, self._shift
         if shift:
-            return Span(self._source.path, extent.line + offset, extent.column + shift.get(extent.line, 0),
+            return span(self._path, extent.line + offset, extent.column + shift.get(extent.line, 0),
                         extent.end_line + offset, extent.end_column + shift.get(extent.end_line, 0),
                         extent.start, extent.end)
-        return Span(self._source.path, extent.line + offset, extent.column, extent.end_line + offset,
-                    extent.end_column, extent.start, extent.end)
+        return span(self._path, extent.line + offset, extent.column, extent.end_line + offset, extent.end_column,
+                    extent.start, extent.end)
 
     def _tspan(self, token: Token) -> Span:
-        offset, shift = self._source.line_offset, self._source.column_offsets or {}
-        return Span(self._source.path, token.line + offset, token.column + shift.get(token.line, 0),
-                    token.end_line + offset, token.end_column + shift.get(token.end_line, 0),
+        offset, shift = self._offset, self._shift
+        if shift:
+            return span(self._path, token.line + offset, token.column + shift.get(token.line, 0),
+                        token.end_line + offset, token.end_column + shift.get(token.end_line, 0),
+                        token.start_pos, token.end_pos)
+        return span(self._path, token.line + offset, token.column, token.end_line + offset, token.end_column,
                     token.start_pos, token.end_pos)
 
     def _slice(self, extent: _Extent) -> str:

@@ -134,3 +134,21 @@ def test_each_terminal_is_tried_only_where_a_match_of_it_may_start(parsers):
                 if pattern.match(text, at):
                     char = text[at]
                     assert char in low if char < "\x80" else (high is None or char in high), (name, char)
+
+
+def test_the_quick_span_is_a_span():
+    # text.span makes a Span without attrs' __init__: right only while every field is plain (no converter,
+    # validator, default factory or hook), as Span's are.
+    import attrs
+
+    from gpuspec.text import Span, span
+
+    fields = attrs.fields(Span)
+    assert [f.name for f in fields] == ["file", "line", "column", "end_line", "end_column", "start", "end"]
+    assert all(f.converter is None and f.validator is None and f.on_setattr is None for f in fields)
+    assert not hasattr(Span, "__attrs_post_init__") and not hasattr(Span, "__attrs_pre_init__")
+    quick, made = span("a.gpu", 2, 3, 4, 5, 6, 7), Span("a.gpu", 2, 3, 4, 5, 6, 7)
+    assert type(quick) is Span and quick == made and hash(quick) == hash(made) and repr(quick) == repr(made)
+    assert all(getattr(quick, f.name) == getattr(made, f.name) for f in fields)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        quick.line = 3
