@@ -282,7 +282,7 @@ def runtime_tables(parser) -> dict:
     actions = [{symbol: arg if action is Shift else ~number[arg]
                 for symbol, (action, arg) in sorted(table.states[state].items())} for state in states]
 
-    shapes = []
+    shapes, kept = [], set()
     for rule, wrappers in ParseTreeBuilder(rules, Tree, False, False, True).rule_builders:
         single, children = False, None  # children: (index, inlined, Nones before it) for each kept, Nones after
         for wrapper in wrappers:
@@ -296,6 +296,8 @@ def runtime_tables(parser) -> dict:
                 raise ValueError(f"{rule}: a step of Lark's tree building the runtime does not follow")
         name = rule.alias or rule.options.template_source or rule.origin.name
         shapes.append([rule.origin.name, len(rule.expansion), name, single, children])
+        indices = range(len(rule.expansion)) if children is None else [index for index, _, _ in children[0]]
+        kept.update(rule.expansion[index].name for index in indices if rule.expansion[index].is_term)
 
     terminals = {t.name: [t.pattern.to_regexp(), *_first_characters(t.pattern.to_regexp())]
                  for t in parser.terminals}
@@ -303,6 +305,7 @@ def runtime_tables(parser) -> dict:
         "terminals": terminals,
         "newline": sorted(t.name for t in parser.terminals if _regexp_has_newline(t.pattern.to_regexp())),
         "ignore": sorted(conf.ignore),
+        "kept": sorted(kept),  # the terminals some rule's value holds (the others' tokens need not be made)
         "lexers": lexers,
         "state_lexer": state_lexer,
         "actions": actions,
@@ -404,6 +407,7 @@ class _Runtime:
         self.terminals = tables["terminals"]
         self.newline = frozenset(tables["newline"])
         self.ignore = frozenset(tables["ignore"])
+        self.kept = frozenset(tables["kept"])
         self.lexers = tables["lexers"]
         self.state_lexer = tables["state_lexer"]
         self.actions = tables["actions"]
@@ -431,17 +435,16 @@ class _Runtime:
         """The builder's value for `text`. Raises _Refused where Lark's parser would raise a syntax error, and
         _BadIndent (or what the builder raises) where Lark's would."""
         actions, rules, state_lexer, candidates = self.actions, self.rules, self.state_lexer, self.candidates
-        ignore, end_state = self.ignore, self.end
+        ignore, kept, end_state = self.ignore, self.kept, self.end
         states, values = [self.start], []
-        pending = []  # the tokens the postlexer passes on for the lexer's last one: (terminal, token)
         pos, end, line, line_start = 0, len(text), 1, 0
         paren, indents = 0, [0]
         while True:
+            queue = None  # what the postlexer passes on after this token, last first: (terminal, token)
             if pos < end:
                 lexer = state_lexer[states[-1]]
                 found = candidates[lexer]
-                token = None
-                while pos < end:  # the next token, past what the grammar ignores
+                while True:  # the next token, past what the grammar ignores
                     char = text[pos]
                     tried = found.get(char)
                     if tried is None:
@@ -458,17 +461,22 @@ class _Runtime:
                     if breaks and "\n" in value:
                         line += value.count("\n")
                         line_start = start + value.rindex("\n") + 1
-                    if kind in ignore:
-                        continue
-                    if keywords is not None:
-                        kind = keywords.get(value, kind)
+                    if kind not in ignore:
+                        if keywords is not None:
+                            kind = keywords.get(value, kind)
+                        break
+                    if pos >= end:
+                        kind = None
+                        break
+                if kind is None:  # only what the grammar ignores, to the end
+                    continue
+                if kind in kept:  # a token no rule keeps is only its terminal on the parser's stack
                     token = str.__new__(Token, value)
                     token.type, token.value, token.start_pos, token.end_pos = kind, value, start, pos
                     token.line, token.column, token.end_line, token.end_column = (token_line, column, line,
                                                                                   pos - line_start + 1)
-                    break
-                if token is None:
-                    continue
+                else:
+                    token = None
                 # The postlexer: brackets paired, then indentation (as Lark's Indenter, after the parser has taken
                 # every token before it).
                 if kind == _NL:
@@ -476,36 +484,32 @@ class _Runtime:
                         continue
                     indent_text = value.rsplit("\n", 1)[1]
                     indent = indent_text.count(" ") + indent_text.count("\t") * _TAB_LEN
-                    pending.append((_NL, token))
                     if indent > indents[-1]:
                         indents.append(indent)
-                        pending.append((_INDENT, _borrow(_INDENT, indent_text, token)))
-                    else:
+                        queue = [(_INDENT, None)]
+                    elif indent < indents[-1]:
+                        queue = []
                         while indent < indents[-1]:
                             indents.pop()
-                            pending.append((_DEDENT, _borrow(_DEDENT, indent_text, token)))
+                            queue.append((_DEDENT, None))
                         if indent != indents[-1]:
-                            pending.append((None, token))  # after the parser has taken those before it
-                elif kind in _OPENING:
+                            queue.append((None, _token(_NL, value, start, token_line, column, line,
+                                                       pos - line_start + 1, pos)))
+                        queue.reverse()
+                elif kind in _OPENING or kind in _CLOSING:
+                    if token is None:
+                        token = _token(kind, value, start, token_line, column, line, pos - line_start + 1, pos)
                     brackets.add(token)
-                    paren += 1
-                    pending.append((kind, token))
-                elif kind in _CLOSING:
-                    brackets.add(token)
-                    paren -= 1
-                    if paren < 0:
-                        pending.append((kind, token))
-                        pending.append((_Refused, None))
+                    if kind in _OPENING:
+                        paren += 1
                     else:
-                        pending.append((kind, token))
-                else:
-                    pending.append((kind, token))
+                        paren -= 1
+                        if paren < 0:
+                            queue = [(_Refused, None)]
             else:  # the end: the blocks still open close, then the parse does
-                while len(indents) > 1:
-                    indents.pop()
-                    pending.append((_DEDENT, None))
-                pending.append(("$END", None))
-            for kind, token in pending:  # the LALR parser takes each
+                queue = [("$END", None)] + [(_DEDENT, None)] * (len(indents) - 1)
+                kind, token = queue.pop()
+            while True:  # the LALR parser takes the token, then each the postlexer passes on after it
                 if kind is None:
                     raise _BadIndent(token)
                 if kind is _Refused:
@@ -538,7 +542,9 @@ class _Runtime:
                     states.append(actions[states[-1]][origin])
                     if kind == "$END" and states[-1] == end_state:
                         return values[-1]
-            pending.clear()
+                if not queue:
+                    break
+                kind, token = queue.pop()
 
 
 def _kept_alone(single: bool, children, size: int) -> int | None:
