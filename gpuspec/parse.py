@@ -199,8 +199,19 @@ def _tables_fit() -> bool:
             and parse_tables.LARK_VERSION == _installed_lark_version())
 
 
+class _Lark:
+    """Lark's parser and the classes of its errors and patterns, from the one import of Lark that made it (a test
+    runner that drops the modules a test imported must not leave this code catching another copy's errors)."""
+
+    def __init__(self, parser):
+        from lark import exceptions
+        from lark.lexer import PatternStr
+
+        self.parser, self.errors, self.PatternStr = parser, exceptions, PatternStr
+
+
 @functools.lru_cache(maxsize=1)
-def _lark():
+def _lark() -> _Lark:
     """Lark's parser, for syntax errors: loaded from parse_tables (building them takes a quarter of a second),
     or built from the grammar when they were made from another grammar or by another Lark."""
     from gpuspec import parse_tables
@@ -210,10 +221,10 @@ def _lark():
             from lark import Lark
 
             memo, data = parse_tables.lark_tables()
-            return Lark._load_from_dict(data, memo, postlex=_indenter())
+            return _Lark(Lark._load_from_dict(data, memo, postlex=_indenter()))
     except Exception:  # tables Lark cannot load: build them
         pass
-    return build_from_grammar(grammar_text())
+    return _Lark(build_from_grammar(grammar_text()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -222,7 +233,7 @@ def _runtime() -> _Runtime:
     was made from another grammar or by another Lark, the tables of the Lark parser built from the grammar."""
     from gpuspec import parse_tables
 
-    tables = parse_tables.RUNTIME if _tables_fit() else runtime_tables(_lark())
+    tables = parse_tables.RUNTIME if _tables_fit() else runtime_tables(_lark().parser)
     return _Runtime(tables, _BUILDER)
 
 
@@ -580,7 +591,8 @@ def _reducer(name: str, single: bool, children, method):
         template += [None] * nones_after
         if None not in template:
             if template == list(range(len(template))):
-                return lambda values: build(values[:len(template)])
+                count = len(template)
+                return lambda values: build(values[:count])
             indices = tuple(template)
             return lambda values: build([values[index] for index in indices])
         picks = tuple(template)
@@ -652,14 +664,13 @@ def _attempt(source: SpecText) -> tuple:
 def _lark_error(source: SpecText, text: str) -> _Stopped:
     """Where and why Lark's parser stops on text the tables refused (with the same tables, it stops where they
     did), as the _Stopped to raise."""
-    from lark.exceptions import UnexpectedEOF, UnexpectedInput
-
+    lark = _lark()
     try:
-        _lark().parse(text)
-    except UnexpectedInput as error:
+        lark.parser.parse(text)
+    except lark.errors.UnexpectedInput as error:
         diagnostic = _syntax_diagnostic(error, source)
         token = getattr(error, "token", None)
-        if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
+        if isinstance(error, lark.errors.UnexpectedEOF) or (token is not None and token.type == "$END"):
             return _Stopped(diagnostic, None, False)
         if token is not None and token.type == "_INDENT":  # a block where none opens: skip to the next statement
             return _Stopped(diagnostic, token.end_line - 1, False, block=False)
@@ -766,9 +777,8 @@ def _statement_starts(lines: list[str]) -> list[int]:
 
 
 def _describe(names: set[str]) -> str:
-    from lark.lexer import PatternStr
-
-    terminals = {t.name: t for t in _lark().terminals}
+    lark = _lark()
+    terminals = {t.name: t for t in lark.parser.terminals}
     words = set()
     operators = [symbol for name, symbol in _OPERATORS.items() if name in names]
     if len(operators) > 1:
@@ -780,7 +790,7 @@ def _describe(names: set[str]) -> str:
     for name in names - set(_OPERATORS) - _COMPARISONS:
         if name in _TERMINAL_WORDS:
             words.add(_TERMINAL_WORDS[name])
-        elif name in terminals and isinstance(terminals[name].pattern, PatternStr):
+        elif name in terminals and isinstance(terminals[name].pattern, lark.PatternStr):
             words.add(f"`{terminals[name].pattern.value}`")
     ordered = sorted(words, key=lambda w: (w.startswith("the end"), w))
     if len(ordered) <= 1:
@@ -799,8 +809,9 @@ def _expected(error) -> set[str]:
 
 
 def _syntax_diagnostic(error, source: SpecText) -> Diagnostic:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
-
+    errors = _lark().errors
+    UnexpectedCharacters, UnexpectedEOF, UnexpectedToken = (errors.UnexpectedCharacters, errors.UnexpectedEOF,
+                                                            errors.UnexpectedToken)
     help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
@@ -912,6 +923,15 @@ def _edge(items, from_end: bool, shift=None):
     return None
 
 
+def _without_extent(method):
+    """For a rule whose value takes no position from its own extent (it passes on a token or a list, or a tuple
+    its parent reads): the builder method gets None for it, and no extent is worked out."""
+    def build(self, children):
+        return method(self, None, children)
+    build.__name__ = method.__name__
+    return build
+
+
 def _with_extent(method):
     def build(self, children):
         return method(self, _Extent(children, self._shift), children)
@@ -1008,7 +1028,7 @@ class _Builder:
         return int(token)
 
     # --- statements ---
-    @_with_extent
+    @_without_extent
     def start(self, meta, children):
         return tuple(c for c in children if c is not None and not isinstance(c, Token))
 
@@ -1067,7 +1087,7 @@ class _Builder:
         phrase = nodes.Phrase(str(unit), span=self._tspan(unit)) if unit else None
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta)), ()
 
-    @_with_extent
+    @_without_extent
     def setting_words(self, meta, children):
         return None, tuple(str(c) for c in children)
 
@@ -1106,6 +1126,8 @@ class _Builder:
     @_with_extent
     def options(self, meta, children):
         _, on, *rest = children
+        if not rest:  # the usual case: `on <shape>` alone, or nothing
+            return nodes.Options(on, None, None, False, None, None, None, span=self._span(meta))
         mode = next((r[1] for r in rest if r[0] == "mode"), None)
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
         graph = any(r[0] == "graph" for r in rest)
@@ -1118,22 +1140,22 @@ class _Builder:
         observed = observed[0][1] if observed else None
         return nodes.Options(on, mode, threads, graph, tile, across, observed, span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def eager(self, meta, children):
         return ("mode", "eager", children[0])
 
-    @_with_extent
+    @_without_extent
     def fused(self, meta, children):
         return ("mode", "fused", children[0])
 
-    @_with_extent
+    @_without_extent
     def tiles(self, meta, children):
         sizes = str(children[1]).replace("×", "x").split("x")
         if len(sizes) != 2 or any(len(size) > 6 for size in sizes):
             raise _BadNumber(children[1], "a tile is two sizes, rows x columns, such as 128x256")
         return ("tiles", (int(sizes[0]), int(sizes[1])), children)
 
-    @_with_extent
+    @_without_extent
     def across(self, meta, children):
         _, count, what, _, link = children
         return ("across", (self._number(count), str(what), str(link) if link is not None else None), children)
@@ -1144,11 +1166,11 @@ class _Builder:
         unit, words = (phrase.unit, phrase.words) if phrase is not None else (None, ())
         return ("observed", nodes.Observed(self._number(number), unit, words, span=self._span(meta)), children)
 
-    @_with_extent
+    @_without_extent
     def compiled(self, meta, children):
         return ("mode", "compiled", children[0])
 
-    @_with_extent
+    @_without_extent
     def graph(self, meta, children):
         return ("graph", True, children)
 
@@ -1167,11 +1189,11 @@ class _Builder:
                 items.append(child)
         return nodes.Block(items, span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def claim_list(self, meta, children):
         return list(children)
 
-    @_with_extent
+    @_without_extent
     def practice_list(self, meta, children):
         return [attrs.evolve(claim, practice=True) for claim in children[1]]
 
@@ -1266,7 +1288,7 @@ class _Builder:
             unit, words = f"{unit} {' '.join(str(w) for w in words)}{per_second}", []
         return nodes.Phrase(str(unit), tuple(str(w) for w in words), span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def unit(self, meta, children):
         return children[0]  # the token, so that spans include it
 
@@ -1275,7 +1297,7 @@ class _Builder:
         _, number, unit = children
         return nodes.ToleranceNode(self._number(number), str(unit) if unit else None, span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def comparator(self, meta, children):
         return children[0]  # the token, so that the claim's text and span include it
 
@@ -1289,7 +1311,7 @@ class _Builder:
     def tensor_type(self, meta, children):
         return nodes.TensorType(str(children[0]), children[1:], span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def shape(self, meta, children):
         return list(children)
 

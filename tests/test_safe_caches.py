@@ -494,19 +494,19 @@ def test_the_parser_comes_from_the_tables_and_from_the_grammar_when_they_do_not_
     try:
         expected = parsed()
         assert parse._runtime().tables is parse_tables.RUNTIME  # run from parse_tables, not made from Lark's
-        assert parse._lark().source_path == "<deserialized>"  # loaded from parse_tables, not built
+        assert parse._lark().parser.source_path == "<deserialized>"  # loaded from parse_tables, not built
         for name, value in (("GRAMMAR_SHA256", "0" * 64), ("LARK_VERSION", "0.0.0")):
             with monkeypatch.context() as patch:
                 patch.setattr(parse_tables, name, value)
                 fresh()
                 assert parsed() == expected, name
                 assert parse._runtime().tables is not parse_tables.RUNTIME, name  # made from the grammar
-                assert parse._lark().source_path != "<deserialized>", name  # built from the grammar
+                assert parse._lark().parser.source_path != "<deserialized>", name  # built from the grammar
         with monkeypatch.context() as patch:
             patch.setattr(parse_tables, "lark_tables", lambda: ({}, {}))
             fresh()
             assert parsed() == expected
-            assert parse._lark().source_path != "<deserialized>"  # tables Lark cannot load: built
+            assert parse._lark().parser.source_path != "<deserialized>"  # tables Lark cannot load: built
     finally:
         fresh()
 
