@@ -1,6 +1,4 @@
 """`python -m gpuspec` runs the command line."""
-import sys
+from gpuspec.cli import run
 
-from gpuspec.cli import main
-
-sys.exit(main())
+run()

@@ -298,7 +298,7 @@ def _parse(source: SpecText):
 
     spec = cache.lookup(source)
     if spec is None:
-        from gpuspec.parse import parse  # Lark is imported only when a spec has changed: start-up time
+        from gpuspec.parse import parse  # the parser's tables load only when a spec has changed: start-up time
 
         spec = parse(source)  # a SpecError (invalid input) is not cached: it is reported every time
         cache.store(source, spec)

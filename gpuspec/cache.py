@@ -20,7 +20,7 @@ import attrs
 from gpuspec import cachedir, nodes
 from gpuspec.version import __version__
 from gpuspec.resources import data_dir
-from gpuspec.text import Span
+from gpuspec.text import Span, span
 
 _KIND = "spec"
 # The code a parse's nodes depend on besides the text: parse.py and what it builds nodes from (a development
@@ -93,19 +93,28 @@ def store(source, spec: nodes.Spec) -> None:
 
 
 def _encode(value, path: str):
-    if value is None or type(value) in (str, int, bool):
+    kind = value.__class__
+    if value is None or kind in _PLAIN:
         return value
-    if type(value) is tuple:
-        return [_encode(item, path) for item in value]
-    if type(value) is Span:
+    if kind is tuple:
+        return [item if item is None or item.__class__ in _PLAIN else _encode(item, path) for item in value]
+    if kind is Span:
         if value.file != path:
             raise _Invalid("a span in another file")
         return [value.line, value.column, value.end_line, value.end_column, value.start, value.end]
-    cls = type(value)
-    if _NODE_CLASSES.get(cls.__name__) is not cls:
-        raise _Invalid(f"{cls.__name__} is not a node class")
-    return [cls.__name__, *(_encode(getattr(value, field.name), path) for field in attrs.fields(cls))]
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        if _NODE_CLASSES.get(kind.__name__) is not kind:
+            raise _Invalid(f"{kind.__name__} is not a node class")
+        names = [field.name for field in attrs.fields(kind)]
+        getter = operator.attrgetter(*names)
+        fields = _FIELDS[kind] = (lambda node: (getter(node),)) if len(names) == 1 else getter
+    return [kind.__name__, *[item if item is None or item.__class__ in _PLAIN else _encode(item, path)
+                             for item in fields(value)]]
 
+
+_PLAIN = frozenset((str, int, bool))
+_FIELDS: dict = {}  # each node class -> its fields' values, in order, as a tuple
 
 _NODE_CLASSES = {name: cls for name, cls in vars(nodes).items()
                  if isinstance(cls, type) and cls.__module__ == nodes.__name__ and attrs.has(cls)}
@@ -147,7 +156,7 @@ def _span(value, path):
     # Spans are the most numerous thing in an entry: checked in one step.
     if value.__class__ is not list or len(value) != 6 or tuple(map(type, value)) != _SPAN_FIELDS:
         raise _Invalid("expected a span")
-    return Span(path, *value)
+    return span(path, *value)
 
 
 def _build(tp):

@@ -149,7 +149,9 @@ def store(kind: str, material: bytes, value) -> None:
     if folder is None:
         return
     try:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        # check_circular=False: a value is data made afresh (a cycle would end in RecursionError, not stored either)
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                          check_circular=False).encode("utf-8")
     except (TypeError, ValueError, RecursionError):
         return
     if len(data) > MAX_ENTRY_BYTES:

@@ -39,7 +39,8 @@ COMMAND_EXIT_CODES = f"""exit codes (`gpuspec COMMAND --help` says what each mea
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser(_named_command(argv))
     args, unknown = parser.parse_known_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
@@ -56,6 +57,36 @@ def main(argv: list[str] | None = None) -> int:
     with _sigterm_as_ctrl_c() as terminated:
         code = _run(args)
     return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
+
+
+def run() -> None:
+    """The `gpuspec` command (and `python -m gpuspec`): main() on the process's arguments, then the process ends.
+
+    When the interpreter's shutdown would only free memory (no atexit handler registered, no thread left to wait
+    for, standard output and error flushed), the process ends at once with the exit status: tearing down the modules
+    and the objects of a check took a third as long as the check of a cached spec itself, and more for large ones.
+    Otherwise, or when a stream cannot be flushed, it exits as any Python program does.
+
+    The cyclic garbage collector is off for the command (api turns it off while specs load and claims are checked,
+    and its first collections after that went over every object made meanwhile, only to free nothing): the process
+    is short, and reference counting frees what it drops."""
+    import gc
+
+    gc.disable()
+    code = main()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001  (a broken pipe: the interpreter says so at exit, as it always did)
+        sys.exit(code)
+    import atexit
+
+    callbacks = getattr(atexit, "_ncallbacks", None)
+    alone = all(thread.daemon or thread is threading.main_thread() for thread in threading.enumerate())
+    if callbacks is not None and callbacks() == 0 and alone and isinstance(code, int) and 0 <= code <= 255:
+        os._exit(code)
+    sys.exit(code)
 
 
 def _run(args) -> int:
@@ -119,14 +150,35 @@ def _never_fail_to_encode() -> None:
                 pass
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given `command` (the one the command line names: _named_command), only that
+    command's own arguments are added, the others' being never read (adding them all took longer than checking a
+    cached spec); every command is still listed, with its help."""
     parser = argparse.ArgumentParser(prog="gpuspec", description="Check the numbers written about GPU performance.",
                                      epilog=COMMAND_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gpuspec {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, options, arguments, run in _COMMANDS:
+        subparser = commands.add_parser(name, **options)
+        if command is None or command == name:
+            arguments(subparser)
+        if run is not None:
+            subparser.set_defaults(parser=subparser, run=run)
+    return parser
 
-    check = commands.add_parser("check", help="check every claim in spec files and folders", epilog=EXIT_CODES,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+
+def _named_command(argv: list[str]) -> str | None:
+    """The command `argv` names, as argparse finds it: its first positional argument (gpuspec's own options take
+    no value), or None when there is none."""
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            return argv[index + 1] if index + 1 < len(argv) else None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _check_arguments(check) -> None:
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="a .gpu file, a folder to search for them, or - for standard input (default: the paths "
                             "of [tool.gpuspec] in pyproject.toml, else the current folder)")
@@ -174,9 +226,9 @@ def _parser() -> argparse.ArgumentParser:
                            help="rebind every spec to this catalog device (auto: the GPU --measure runs on), so "
                                 "that model, calibrated and measured are for the GPU at hand")
     _harness_options(measuring)
-    check.set_defaults(parser=check, run=_check)
 
-    fmt = commands.add_parser("fmt", help="lay out spec files (and Markdown gpu blocks) in the canonical way")
+
+def _fmt_arguments(fmt) -> None:
     fmt.add_argument("paths", nargs="+", metavar="PATH",
                      help="files or folders, or - to format standard input to standard output")
     fmt.add_argument("--stdin-filename", metavar="NAME",
@@ -185,18 +237,18 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--check", action="store_true",
                      help=f"change nothing; exit {EXIT_FAILED} if a file would change")
     fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
-    fmt.set_defaults(parser=fmt, run=_fmt)
 
-    init = commands.add_parser("init", help="write a starter spec (specs/example.gpu) and print the pre-commit "
-                                            "entry and a CI job to copy; nothing is overwritten")
-    init.set_defaults(parser=init, run=_init)
 
-    calibrate = commands.add_parser("calibrate", help="measure this GPU's ceilings into a profile")
+def _init_arguments(init) -> None:
+    pass
+
+
+def _calibrate_arguments(calibrate) -> None:
     calibrate.add_argument("--out", metavar="FILE", required=True, help="where to write the profile (JSON)")
     _harness_options(calibrate)
-    calibrate.set_defaults(parser=calibrate, run=_calibrate)
 
-    explain = commands.add_parser("explain", help="print how every metric of a spec is derived")
+
+def _explain_arguments(explain) -> None:
     explain.add_argument("target", metavar="FILE[:LINE]", nargs="?",
                          help="a spec file, optionally with a line number, or - (-:LINE) for standard input")
     explain.add_argument("--stdin-filename", metavar="NAME",
@@ -205,22 +257,22 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--device", metavar="NAME",
                          help="explain the spec for this catalog device, as check --device checks it: each `device` "
                               "statement stands for it, and a spec that names none is for it")
-    explain.set_defaults(parser=explain, run=_explain)
 
-    devices = commands.add_parser("devices", help="list the device catalog, show one device, or compare several")
+
+def _devices_arguments(devices) -> None:
     devices.add_argument("names", nargs="*", metavar="NAME",
                          help="a device name or alias; two or more are shown side by side, a column each")
-    devices.set_defaults(parser=devices, run=_devices)
 
-    harness = commands.add_parser("harness", help="print the measuring program of a spec (or of one workload)")
+
+def _harness_arguments(harness) -> None:
     harness.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a workload's line")
-    harness.set_defaults(parser=harness, run=_harness)
 
-    models = commands.add_parser("models", help="list the LLM catalog, or show one model")
+
+def _models_arguments(models) -> None:
     models.add_argument("name", nargs="?", metavar="NAME", help="a model name or alias")
-    models.set_defaults(parser=models, run=_models)
 
-    plot = commands.add_parser("plot", help="draw the roofline or a launch timeline (needs the plot extra)")
+
+def _plot_arguments(plot) -> None:
     pictures = plot.add_subparsers(dest="picture", metavar="PICTURE", required=True)
     roofline = pictures.add_parser("roofline", help="the device's roofline with each workload as a point")
     roofline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="spec files, or one workload's line")
@@ -235,18 +287,14 @@ def _parser() -> argparse.ArgumentParser:
         picture.add_argument("--out", metavar="FILE", required=True, help="the picture to write: .png or .svg")
         picture.set_defaults(parser=picture, run=run)
 
-    report = commands.add_parser("report", help="write one HTML or Markdown file: every claim and source, "
-                                                "failures first, with the pictures",
-                                 epilog=EXIT_CODES + f"\n(a report that could not be written: {EXIT_INVALID})",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+def _report_arguments(report) -> None:
     report.add_argument("paths", nargs="+", metavar="PATH", help="a .gpu file or a folder to search for them")
     report.add_argument("--out", metavar="FILE", required=True, help="the report to write: .html or .md")
     report.add_argument("--format", choices=("html", "markdown"), help="the format (default: from --out's suffix)")
     report.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
     report.add_argument("--results", metavar="FILE", action="append", default=[],
                         help="check against saved results (repeat for several files)")
-    report.set_defaults(parser=report, run=_report)
-    return parser
 
 
 def _harness_options(group) -> None:
@@ -756,3 +804,26 @@ def _fmt_diff(before: str, formatted: str, shown: str) -> str:
     diff = "".join(shown_line(line.rstrip("\n")) + "\n" for line in difflib.unified_diff(
         lines(before), lines(normalized(formatted)), shown, f"{shown} (formatted)"))
     return diff or shown_line(f"{shown}: every line break becomes {newline_of(formatted)}") + "\n"
+
+
+# Each command: its name, how it is listed (add_parser's options), its arguments, and what runs it (None for plot,
+# whose pictures say).
+_RAW = argparse.RawDescriptionHelpFormatter
+_COMMANDS = (
+    ("check", {"help": "check every claim in spec files and folders", "epilog": EXIT_CODES, "formatter_class": _RAW},
+     _check_arguments, _check),
+    ("fmt", {"help": "lay out spec files (and Markdown gpu blocks) in the canonical way"}, _fmt_arguments, _fmt),
+    ("init", {"help": "write a starter spec (specs/example.gpu) and print the pre-commit entry and a CI job to copy; "
+                      "nothing is overwritten"}, _init_arguments, _init),
+    ("calibrate", {"help": "measure this GPU's ceilings into a profile"}, _calibrate_arguments, _calibrate),
+    ("explain", {"help": "print how every metric of a spec is derived"}, _explain_arguments, _explain),
+    ("devices", {"help": "list the device catalog, show one device, or compare several"}, _devices_arguments,
+     _devices),
+    ("harness", {"help": "print the measuring program of a spec (or of one workload)"}, _harness_arguments,
+     _harness),
+    ("models", {"help": "list the LLM catalog, or show one model"}, _models_arguments, _models),
+    ("plot", {"help": "draw the roofline or a launch timeline (needs the plot extra)"}, _plot_arguments, None),
+    ("report", {"help": "write one HTML or Markdown file: every claim and source, failures first, with the pictures",
+                "epilog": EXIT_CODES + f"\n(a report that could not be written: {EXIT_INVALID})",
+                "formatter_class": _RAW}, _report_arguments, _report),
+)

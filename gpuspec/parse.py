@@ -1,4 +1,12 @@
-"""Spec text -> Spec AST: the Lark LALR parser over grammar/gpuspec.lark, and syntax errors in words."""
+"""Spec text -> Spec AST: an LALR parser over grammar/gpuspec.lark, and syntax errors in words.
+
+The parser is Lark's (a contextual lexer, LALR(1) tables, an indentation postlexer, the builder run as each rule is
+reduced), but it runs here, over tables Lark made: parse_tables.RUNTIME, generated from the grammar. Lark itself
+is imported only to say what is wrong with text the tables refuse (it parses that text again and raises its own
+errors, with the tables of parse_tables.DATA), or to make the tables of a grammar edited since they were generated.
+Starting gpuspec then costs neither Lark's import nor its tables' loading, nor the compiling of a regular expression
+per parser state.
+"""
 from __future__ import annotations
 
 import bisect
@@ -9,20 +17,11 @@ import re
 import threading
 
 import attrs
-from lark import Lark, Token, Transformer
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-)
-from lark.indenter import DedentError, Indenter
-from lark.lexer import PatternStr
 
 from gpuspec import nodes
 from gpuspec.diagnostics import Diagnostic, PartlyRead
 from gpuspec.resources import data_dir
-from gpuspec.text import Span, SpecText
+from gpuspec.text import Span, SpecText, span
 
 _COMPARATORS = {"≈": "≈", "~=": "≈", "~": "≈", "=": "=", "==": "=", "<": "<", ">": ">",
                 "≤": "≤", "<=": "≤", "≥": "≥", ">=": "≥"}
@@ -50,6 +49,37 @@ _OPERATORS = {"PLUS": "+", "MINUS": "-", "STAR": "*", "TIMES": "×", "SLASH": "/
 _COMPARISONS = {"APPROX", "EQUAL", "LE", "GE", "LT", "GT"}
 
 
+class Token(str):
+    """A token as Lark's lexer makes it: the text matched, its terminal's name and where it is."""
+
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r})"
+
+
+def _token(kind: str, value: str, start: int, line: int, column: int, end_line: int, end_column: int,
+           end: int) -> Token:
+    token = str.__new__(Token, value)
+    token.type, token.value, token.start_pos, token.end_pos = kind, value, start, end
+    token.line, token.column, token.end_line, token.end_column = line, column, end_line, end_column
+    return token
+
+
+def _borrow(kind: str, value: str, token: Token) -> Token:
+    return _token(kind, value, token.start_pos, token.line, token.column, token.end_line, token.end_column,
+                  token.end_pos)
+
+
+class _Tree:
+    """What Lark makes of a rule without a builder method: only `_rules`, whose children go to their parent."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list):
+        self.data, self.children = data, children
+
+
 class _BadNumber(Exception):
     def __init__(self, token: Token, reason: str, code: str = "bad-number"):
         self.token, self.reason, self.code = token, reason, code
@@ -60,22 +90,13 @@ class _BadIndent(Exception):
         self.token = token
 
 
-class _Indentation(Indenter):
-    NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB"]
-    INDENT_type = "_INDENT"
-    DEDENT_type = "_DEDENT"
-    tab_len = 8
+class _Refused(Exception):
+    """Text the tables do not accept: Lark parses it again, to say where and why in its own words."""
 
-    def handle_NL(self, token):
-        try:
-            yield from super().handle_NL(token)
-        except DedentError:
-            raise _BadIndent(token) from None
 
-    def process(self, stream):
-        return super().process(_BRACKETS.pair(stream))
+# The indentation postlexer's settings (Lark's Indenter, with these, is what parse_tables.DATA is loaded with).
+_NL, _INDENT, _DEDENT, _TAB_LEN = "_NL", "_INDENT", "_DEDENT", 8
+_OPENING, _CLOSING = frozenset(("LPAR", "LSQB")), frozenset(("RPAR", "RSQB"))
 
 
 class _Brackets:
@@ -93,22 +114,17 @@ class _Brackets:
         self.offsets: list[int] = []  # where each bracket starts, in the order of the text
         self.tokens: list[Token] = []
         self.partners: dict[int, Token] = {}  # a bracket's offset -> the token that closes (or opens) it
+        self.opened: list[Token] = []
 
-    def pair(self, stream):
-        opened, offsets, tokens, partners = [], self.offsets, self.tokens, self.partners
-        for token in stream:
-            kind = token.type
-            if kind in _OPENING:
-                opened.append(token)
-                offsets.append(token.start_pos)
-                tokens.append(token)
-            elif kind in _CLOSING:
-                if opened:
-                    opening = opened.pop()
-                    partners[opening.start_pos], partners[token.start_pos] = token, opening
-                offsets.append(token.start_pos)
-                tokens.append(token)
-            yield token
+    def add(self, token: Token) -> None:
+        """`token`, a bracket, as the lexer passes it on."""
+        if token.type in _OPENING:
+            self.opened.append(token)
+        elif self.opened:
+            opening = self.opened.pop()
+            self.partners[opening.start_pos], self.partners[token.start_pos] = token, opening
+        self.offsets.append(token.start_pos)
+        self.tokens.append(token)
 
     def within(self, start: int, end: int) -> list[Token]:
         return self.tokens[bisect.bisect_left(self.offsets, start):bisect.bisect_left(self.offsets, end)]
@@ -118,11 +134,12 @@ class _Brackets:
         return self.tokens[at] if at < len(self.tokens) else None
 
 
-_OPENING, _CLOSING = frozenset(_Indentation.OPEN_PAREN_types), frozenset(_Indentation.CLOSE_PAREN_types)
 _BRACKETS = _Brackets()
 
 
-# How the parser is built; scripts/generate_parser_tables.py builds it the same way to write parse_tables.py.
+# --- the tables: made by Lark from the grammar ---------------------------------------------------------------
+
+# How Lark builds the parser; scripts/generate_parser_tables.py builds it the same way to write parse_tables.py.
 LARK_OPTIONS = {"parser": "lalr", "maybe_placeholders": True}
 
 
@@ -130,30 +147,474 @@ def grammar_text() -> str:
     return (data_dir("grammar") / "gpuspec.lark").read_text(encoding="utf-8")
 
 
-def build_from_grammar(grammar: str) -> Lark:
-    """Lark's LALR parser built from the grammar's text (no cache: nothing is read from or written to disk). The
-    builder runs inside the parser, so no parse tree is built."""
-    return Lark(grammar, postlex=_Indentation(), transformer=_BUILDER, cache=False, **LARK_OPTIONS)
+def _grammar_sha256() -> str:
+    return hashlib.sha256(grammar_text().encode("utf-8")).hexdigest()
+
+
+def _indenter():
+    """Lark's indentation postlexer with gpuspec's settings; an indentation that matches no enclosing block is a
+    _BadIndent, located."""
+    from lark.indenter import DedentError, Indenter
+
+    class Indentation(Indenter):
+        NL_type, INDENT_type, DEDENT_type, tab_len = _NL, _INDENT, _DEDENT, _TAB_LEN
+        OPEN_PAREN_types, CLOSE_PAREN_types = sorted(_OPENING), sorted(_CLOSING)
+
+        def handle_NL(self, token):
+            try:
+                yield from super().handle_NL(token)
+            except DedentError:
+                raise _BadIndent(token) from None
+
+    return Indentation()
+
+
+def build_from_grammar(grammar: str):
+    """Lark's LALR parser built from the grammar's text (no cache: nothing is read from or written to disk). It
+    builds no nodes: gpuspec runs its tables (runtime_tables) with the builder."""
+    from lark import Lark
+
+    return Lark(grammar, postlex=_indenter(), cache=False, **LARK_OPTIONS)
+
+
+def _installed_lark_version() -> str | None:
+    """The installed Lark's version, read from its __init__.py without importing it (that costs more than a
+    whole check of a cached spec)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("lark")
+        with open(found.origin, encoding="utf-8") as file:
+            match = re.search(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", file.read(), re.M)
+        return match.group(1) if match else None
+    except Exception:  # no Lark, or one laid out otherwise: as if the versions differed
+        return None
+
+
+def _tables_fit() -> bool:
+    """Whether parse_tables was made from this grammar by the installed Lark."""
+    from gpuspec import parse_tables
+
+    return (parse_tables.GRAMMAR_SHA256 == _grammar_sha256()
+            and parse_tables.LARK_VERSION == _installed_lark_version())
+
+
+class _Lark:
+    """Lark's parser and the classes of its errors and patterns, from the one import of Lark that made it (a test
+    runner that drops the modules a test imported must not leave this code catching another copy's errors)."""
+
+    def __init__(self, parser):
+        from lark import exceptions
+        from lark.lexer import PatternStr
+
+        self.parser, self.errors, self.PatternStr = parser, exceptions, PatternStr
 
 
 @functools.lru_cache(maxsize=1)
-def _parser() -> Lark:
-    # Building the LALR tables takes a quarter of a second, so they ship in the package, generated from the grammar
-    # (parse_tables.py). They are used only if they were made from this grammar by this version of Lark: a checkout
-    # with an edited grammar, or another Lark, builds from the grammar instead.
-    grammar = grammar_text()
+def _lark() -> _Lark:
+    """Lark's parser, for syntax errors: loaded from parse_tables (building them takes a quarter of a second),
+    or built from the grammar when they were made from another grammar or by another Lark."""
+    from gpuspec import parse_tables
+
     try:
-        import lark
+        if _tables_fit():
+            from lark import Lark
 
-        from gpuspec import parse_tables
-
-        if (parse_tables.LARK_VERSION == lark.__version__
-                and parse_tables.GRAMMAR_SHA256 == hashlib.sha256(grammar.encode("utf-8")).hexdigest()):
-            return Lark._load_from_dict(parse_tables.DATA, parse_tables.MEMO, postlex=_Indentation(),
-                                        transformer=_BUILDER)
+            memo, data = parse_tables.lark_tables()
+            return _Lark(Lark._load_from_dict(data, memo, postlex=_indenter()))
     except Exception:  # tables Lark cannot load: build them
         pass
-    return build_from_grammar(grammar)
+    return _Lark(build_from_grammar(grammar_text()))
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime() -> _Runtime:
+    """The tables gpuspec parses with, and the builder's method for each rule: parse_tables.RUNTIME, or, when it
+    was made from another grammar or by another Lark, the tables of the Lark parser built from the grammar."""
+    from gpuspec import parse_tables
+
+    tables = parse_tables.RUNTIME if _tables_fit() else runtime_tables(_lark().parser)
+    return _Runtime(tables, _BUILDER)
+
+
+def runtime_tables(parser) -> dict:
+    """What the runtime needs of a Lark LALR parser (built with LARK_OPTIONS and the indentation postlexer), as
+    plain data: each terminal's pattern and the characters a match of it may start with; per parser state, the
+    terminals its lexer tries, in Lark's order (and the keywords a terminal's match may turn out to be), and its
+    actions; per rule, its left side, its length and how its children are shaped before the builder sees them
+    (Lark's ParseTreeBuilder: tokens filtered out, `_rule`s inlined, None for what `[optional]` left out,
+    `?rule`s with one child replaced by it)."""
+    from functools import partial
+
+    from lark.lexer import PatternStr, _create_unless, _regexp_has_newline
+    from lark.parse_tree_builder import (
+        ChildFilterLALR,
+        ChildFilterLALR_NoPlaceholders,
+        ExpandSingleChild,
+        ParseTreeBuilder,
+    )
+    from lark.parsers.lalr_analysis import Shift
+    from lark.tree import Tree
+
+    frontend = parser.parser
+    contextual = frontend.lexer.lexer
+    table = frontend.parser.parser.parse_table
+    conf = parser.lexer_conf
+    if conf.use_bytes or conf.g_regex_flags or parser.options.lexer_callbacks:
+        raise ValueError("a lexer option the runtime does not follow")
+
+    def scanner(terminals) -> list:
+        """The terminals a BasicLexer of these tries, in its order, each with the keywords its match may be."""
+        kept, callbacks = _create_unless(terminals, conf.g_regex_flags, re, False)
+        order = []
+        for terminal in kept:
+            keywords = {}
+            if terminal.name in callbacks:
+                for keyword in callbacks[terminal.name].scanner.terminals:
+                    if not isinstance(keyword.pattern, PatternStr) or keyword.pattern.flags:
+                        raise ValueError(f"{keyword.name}: a keyword the runtime does not follow")
+                    keywords.setdefault(keyword.pattern.value, keyword.name)
+            order.append([terminal.name, keywords])
+        return order
+
+    states = sorted(table.states)
+    if states != list(range(len(states))):
+        raise ValueError("parser states are not numbered 0..n-1")
+    lexers, lexer_of, state_lexer = [], {}, []
+    for state in states:
+        basic = contextual.lexers[state]
+        if id(basic) not in lexer_of:
+            lexer_of[id(basic)] = len(lexers)
+            lexers.append(scanner(basic.terminals))
+        state_lexer.append(lexer_of[id(basic)])
+
+    rules = list(parser.rules)
+    number = {rule: i for i, rule in enumerate(rules)}
+    actions = [{symbol: arg if action is Shift else ~number[arg]
+                for symbol, (action, arg) in sorted(table.states[state].items())} for state in states]
+
+    shapes, kept = [], set()
+    for rule, wrappers in ParseTreeBuilder(rules, Tree, False, False, True).rule_builders:
+        single, children = False, None  # children: (index, inlined, Nones before it) for each kept, Nones after
+        for wrapper in wrappers:
+            if wrapper is ExpandSingleChild:
+                single = True
+            elif isinstance(wrapper, partial) and wrapper.func is ChildFilterLALR:
+                children = [[list(kept) for kept in wrapper.args[0]], wrapper.args[1]]
+            elif isinstance(wrapper, partial) and wrapper.func is ChildFilterLALR_NoPlaceholders:
+                children = [[[index, inlined, 0] for index, inlined in wrapper.args[0]], 0]
+            else:
+                raise ValueError(f"{rule}: a step of Lark's tree building the runtime does not follow")
+        name = rule.alias or rule.options.template_source or rule.origin.name
+        shapes.append([rule.origin.name, len(rule.expansion), name, single, children])
+        indices = range(len(rule.expansion)) if children is None else [index for index, _, _ in children[0]]
+        kept.update(rule.expansion[index].name for index in indices if rule.expansion[index].is_term)
+
+    terminals = {t.name: [t.pattern.to_regexp(), *_first_characters(t.pattern.to_regexp())]
+                 for t in parser.terminals}
+    return {
+        "terminals": terminals,
+        "newline": sorted(t.name for t in parser.terminals if _regexp_has_newline(t.pattern.to_regexp())),
+        "ignore": sorted(conf.ignore),
+        "kept": sorted(kept),  # the terminals some rule's value holds (the others' tokens need not be made)
+        "lexers": lexers,
+        "state_lexer": state_lexer,
+        "actions": actions,
+        "rules": shapes,
+        "start": table.start_states["start"],
+        "end": table.end_states["start"],
+    }
+
+
+def _first_characters(regexp: str) -> tuple[str, str | None]:
+    """The characters a match of `regexp` may start with: (those below 128, those above or None for any). More
+    than it needs is safe (the lexer only tries fewer terminals for it); it reads Python's own parse of the
+    pattern, and says any character for anything it does not know."""
+    anything = ("".join(map(chr, range(128))), None)
+    try:
+        try:
+            from re import _compiler as compiler, _constants as constants, _parser as parser  # Python 3.11+
+        except ImportError:  # Python 3.10
+            import sre_compile as compiler
+            import sre_constants as constants
+            import sre_parse as parser
+        parsed = parser.parse(regexp)
+        if parsed.state.flags & (re.IGNORECASE | re.DOTALL):
+            return anything
+        low, high, nullable = _first(list(parsed), (compiler, constants, parser))
+    except Exception:  # a construct this does not know
+        return anything
+    if nullable:
+        return anything
+    return "".join(sorted(low)), None if high is None else "".join(sorted(high))
+
+
+def _first(items: list, sre: tuple) -> tuple[set, set | None, bool]:
+    """(ASCII characters, other characters or None for any, whether it may match nothing) of a parsed sequence."""
+    c = sre[1]
+    low, high = set(), set()
+    for op, arg in items:
+        nullable = False
+        if op is c.LITERAL:
+            lo, hi = ({chr(arg)}, set()) if arg < 128 else (set(), {chr(arg)})
+        elif op is c.IN:
+            lo, hi = _class(arg, sre)
+        elif op in (c.NOT_LITERAL, c.ANY):
+            return set(map(chr, range(128))), None, False
+        elif op is c.BRANCH:
+            lo, hi = set(), set()
+            for branch in arg[1]:
+                more_low, more_high, empty = _first(list(branch), sre)
+                lo |= more_low
+                hi = None if hi is None or more_high is None else hi | more_high
+                nullable = nullable or empty
+        elif op is c.SUBPATTERN:
+            if arg[1] & (re.IGNORECASE | re.DOTALL):
+                raise ValueError("a group with flags")
+            lo, hi, nullable = _first(list(arg[3]), sre)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
+            lo, hi, nullable = _first(list(arg[2]), sre)
+            nullable = nullable or arg[0] == 0
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            lo, hi, nullable = _first(list(arg), sre)
+        elif op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # zero width: what follows decides
+            lo, hi, nullable = set(), set(), True
+        else:
+            raise ValueError(f"{op}: not followed")
+        low |= lo
+        high = None if high is None or hi is None else high | hi
+        if not nullable:
+            return low, high, False
+    return low, high, True
+
+
+def _class(items: list, sre: tuple) -> tuple[set, set | None]:
+    """The characters of a class `[...]`: its ASCII ones exactly (Python's regex engine asked about each), and the
+    others listed when the class names them one by one or in short ranges, else any."""
+    compiler, c, parser = sre
+    pattern = compiler.compile(parser.SubPattern(parser.parse("").state, [(c.IN, items)]))
+    low = {chr(i) for i in range(128) if pattern.fullmatch(chr(i))}
+    if any(op in (c.NEGATE, c.CATEGORY) for op, _ in items):
+        return low, None
+    high = set()
+    for op, arg in items:
+        if op is c.LITERAL and arg >= 128:
+            high.add(chr(arg))
+        elif op is c.RANGE and arg[1] >= 128:
+            if arg[1] - max(arg[0], 128) > 256:
+                return low, None
+            high |= {chr(i) for i in range(max(arg[0], 128), arg[1] + 1)}
+    return low, high
+
+
+class _Runtime:
+    """Lark's contextual lexer, indentation postlexer and LALR parser, run over `tables` (runtime_tables) with
+    `builder`'s method for each rule. A state's lexer tries its terminals in Lark's order and takes the first that
+    matches, as Lark's alternation of them does; it tries only those a match may start with the character at hand,
+    so no regular expression but each terminal's own is ever compiled."""
+
+    def __init__(self, tables: dict, builder):
+        self.tables = tables
+        self.terminals = tables["terminals"]
+        self.newline = frozenset(tables["newline"])
+        self.ignore = frozenset(tables["ignore"])
+        self.kept = frozenset(tables["kept"])
+        self.lexers = tables["lexers"]
+        self.state_lexer = tables["state_lexer"]
+        self.actions = tables["actions"]
+        self.start, self.end = tables["start"], tables["end"]
+        self.rules = [(origin, size, _reducer(name, single, children, getattr(builder, name, None)),
+                       _kept_alone(single, children, size)) for origin, size, name, single, children in tables["rules"]]
+        self.compiled: dict[str, re.Pattern] = {}
+        self.candidates: list[dict] = [{} for _ in self.lexers]
+
+    def _candidates(self, lexer: int, char: str) -> tuple:
+        """The terminals `lexer` tries at `char`, in order: (pattern, name, keywords its match may be, whether it
+        may hold a line break), those whose match cannot start with `char` left out."""
+        found = []
+        for name, keywords in self.lexers[lexer]:
+            regexp, low, high = self.terminals[name]
+            if char in low if char < "\x80" else (high is None or char in high):
+                pattern = self.compiled.get(name)
+                if pattern is None:
+                    pattern = self.compiled[name] = re.compile(regexp)
+                found.append((pattern, name, keywords or None, name in self.newline))
+        found = self.candidates[lexer][char] = tuple(found)
+        return found
+
+    def parse(self, text: str, brackets: _Brackets):
+        """The builder's value for `text`. Raises _Refused where Lark's parser would raise a syntax error, and
+        _BadIndent (or what the builder raises) where Lark's would."""
+        actions, rules, state_lexer, candidates = self.actions, self.rules, self.state_lexer, self.candidates
+        ignore, kept, end_state = self.ignore, self.kept, self.end
+        states, values = [self.start], []
+        pos, end, line, line_start = 0, len(text), 1, 0
+        paren, indents = 0, [0]
+        while True:
+            queue = None  # what the postlexer passes on after this token, last first: (terminal, token)
+            if pos < end:
+                lexer = state_lexer[states[-1]]
+                found = candidates[lexer]
+                while True:  # the next token, past what the grammar ignores
+                    char = text[pos]
+                    tried = found.get(char)
+                    if tried is None:
+                        tried = self._candidates(lexer, char)
+                    for pattern, kind, keywords, breaks in tried:
+                        match = pattern.match(text, pos)
+                        if match is not None:
+                            break
+                    else:
+                        raise _Refused
+                    value = match.group()
+                    start, column, token_line = pos, pos - line_start + 1, line
+                    pos += len(value)
+                    if breaks and "\n" in value:
+                        line += value.count("\n")
+                        line_start = start + value.rindex("\n") + 1
+                    if kind not in ignore:
+                        if keywords is not None:
+                            kind = keywords.get(value, kind)
+                        break
+                    if pos >= end:
+                        kind = None
+                        break
+                if kind is None:  # only what the grammar ignores, to the end
+                    continue
+                if kind in kept:  # a token no rule keeps is only its terminal on the parser's stack
+                    token = str.__new__(Token, value)
+                    token.type, token.value, token.start_pos, token.end_pos = kind, value, start, pos
+                    token.line, token.column, token.end_line, token.end_column = (token_line, column, line,
+                                                                                  pos - line_start + 1)
+                else:
+                    token = None
+                # The postlexer: brackets paired, then indentation (as Lark's Indenter, after the parser has taken
+                # every token before it).
+                if kind == _NL:
+                    if paren:
+                        continue
+                    indent_text = value.rsplit("\n", 1)[1]
+                    indent = indent_text.count(" ") + indent_text.count("\t") * _TAB_LEN
+                    if indent > indents[-1]:
+                        indents.append(indent)
+                        queue = [(_INDENT, None)]
+                    elif indent < indents[-1]:
+                        queue = []
+                        while indent < indents[-1]:
+                            indents.pop()
+                            queue.append((_DEDENT, None))
+                        if indent != indents[-1]:
+                            queue.append((None, _token(_NL, value, start, token_line, column, line,
+                                                       pos - line_start + 1, pos)))
+                        queue.reverse()
+                elif kind in _OPENING or kind in _CLOSING:
+                    if token is None:
+                        token = _token(kind, value, start, token_line, column, line, pos - line_start + 1, pos)
+                    brackets.add(token)
+                    if kind in _OPENING:
+                        paren += 1
+                    else:
+                        paren -= 1
+                        if paren < 0:
+                            queue = [(_Refused, None)]
+            else:  # the end: the blocks still open close, then the parse does
+                queue = [("$END", None)] + [(_DEDENT, None)] * (len(indents) - 1)
+                kind, token = queue.pop()
+            while True:  # the LALR parser takes the token, then each the postlexer passes on after it
+                if kind is None:
+                    raise _BadIndent(token)
+                if kind is _Refused:
+                    raise _Refused
+                while True:
+                    action = actions[states[-1]].get(kind)
+                    if action is None:
+                        raise _Refused
+                    if action >= 0:
+                        states.append(action)
+                        values.append(token)
+                        break
+                    origin, size, reduce, keep = rules[~action]
+                    if keep is not None:  # the rule's value is one of its children, as it is
+                        if size == 1:
+                            states[-1] = actions[states[-2]][origin]
+                            if kind == "$END" and states[-1] == end_state:
+                                return values[-1]
+                            continue
+                        value = values[keep - size]
+                        del states[-size:]
+                        del values[-size:]
+                    elif size:
+                        value = reduce(values[-size:])
+                        del states[-size:]
+                        del values[-size:]
+                    else:
+                        value = reduce([])
+                    values.append(value)
+                    states.append(actions[states[-1]][origin])
+                    if kind == "$END" and states[-1] == end_state:
+                        return values[-1]
+                if not queue:
+                    break
+                kind, token = queue.pop()
+
+
+def _kept_alone(single: bool, children, size: int) -> int | None:
+    """The index of the child that is a rule's value, as it is, when Lark's shaping always leaves that one child
+    alone (`?sum: product`, `?atom: "(" expr ")"`), or None."""
+    if not single:
+        return None
+    if children is None:
+        return 0 if size == 1 else None
+    included, nones_after = children
+    if len(included) == 1 and nones_after == 0 and not included[0][1] and not included[0][2]:
+        return included[0][0]
+    return None
+
+
+def _reducer(name: str, single: bool, children, method):
+    """What a rule's reduction returns, from the values of its right side: Lark's shaping (see runtime_tables),
+    then the builder's method (or, for an `_rule`, a _Tree whose children its parent takes)."""
+    build = method if method is not None else functools.partial(_Tree, name)
+    if single:
+        inner = build
+
+        def build(kept):
+            return kept[0] if len(kept) == 1 else inner(kept)
+
+    if children is None:
+        return build
+    included, nones_after = children
+    if not any(inlined for _, inlined, _ in included):  # each child kept or left out, a None where told
+        template = []
+        for index, _, nones in included:
+            template += [None] * nones + [index]
+        template += [None] * nones_after
+        if None not in template:
+            if template == list(range(len(template))):
+                count = len(template)
+                return lambda values: build(values[:count])
+            indices = tuple(template)
+            return lambda values: build([values[index] for index in indices])
+        picks = tuple(template)
+        return lambda values: build([None if index is None else values[index] for index in picks])
+
+    def shaped(values):
+        kept = []
+        for index, inlined, nones in included:
+            if nones:
+                kept += [None] * nones
+            if inlined:
+                if kept:
+                    kept += values[index].children
+                else:
+                    kept = values[index].children
+            else:
+                kept.append(values[index])
+        if nones_after:
+            kept += [None] * nones_after
+        return build(kept)
+
+    return shaped
 
 
 # The builder, the bracket pairs and the postlexer hold the state of the one parse under way: threads (the Python
@@ -205,34 +666,55 @@ def _attempt(source: SpecText) -> tuple:
     _BUILDER.begin(source, text)
     _BRACKETS.clear()
     try:
-        return _parser().parse(text)
-    except UnexpectedInput as error:
+        return _runtime().parse(text, _BRACKETS)
+    except _Refused:
+        pass
+    except (_BadNumber, _BadIndent) as error:
+        raise _stopped_by(error, source) from None
+    finally:
+        _BRACKETS.clear()  # the tokens are not kept past the parse
+    raise _lark_error(source, text)
+
+
+def _lark_error(source: SpecText, text: str) -> _Stopped:
+    """Where and why Lark's parser stops on text the tables refused (with the same tables, it stops where they
+    did), as the _Stopped to raise."""
+    lark = _lark()
+    try:
+        lark.parser.parse(text)
+    except lark.errors.UnexpectedInput as error:
         diagnostic = _syntax_diagnostic(error, source)
         token = getattr(error, "token", None)
-        if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
-            raise _Stopped(diagnostic, None, False) from None
+        if isinstance(error, lark.errors.UnexpectedEOF) or (token is not None and token.type == "$END"):
+            return _Stopped(diagnostic, None, False)
         if token is not None and token.type == "_INDENT":  # a block where none opens: skip to the next statement
-            raise _Stopped(diagnostic, token.end_line - 1, False, block=False) from None
+            return _Stopped(diagnostic, token.end_line - 1, False, block=False)
         line = (token.line if token is not None else error.line) or 1
         column = (token.column if token is not None else error.column) or 1
         first = token is not None and token.type not in ("_NL", "_DEDENT") and column == 1
-        raise _Stopped(diagnostic, line - 1, first) from None
-    except _BadNumber as error:
+        return _Stopped(diagnostic, line - 1, first)
+    except (_BadNumber, _BadIndent) as error:
+        return _stopped_by(error, source)
+    finally:
+        _BRACKETS.clear()
+    raise RuntimeError("Lark parses text that gpuspec/parse_tables.py refuses: the tables are not Lark's; run "
+                       "scripts/generate_parser_tables.py")
+
+
+def _stopped_by(error: _BadNumber | _BadIndent, source: SpecText) -> _Stopped:
+    if isinstance(error, _BadNumber):
         token = error.token
         shift = (source.column_offsets or {}).get(token.line, 0)
         span = Span(source.path, token.line + source.line_offset, token.column + shift,
                     token.end_line + source.line_offset, token.end_column + shift)
-        raise _Stopped(Diagnostic(error.code, error.reason, span), token.line - 1, False) from None
-    except _BadIndent as error:
-        line = error.token.end_line + source.line_offset
-        column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
-        column += (source.column_offsets or {}).get(error.token.end_line, 0)
-        span = Span(source.path, line, column, line, column + 1)
-        raise _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
-                                  "indent every claim of a block by the same amount"),
-                       error.token.end_line - 1, False) from None
-    finally:
-        _BRACKETS.clear()  # the tokens are not kept past the parse
+        return _Stopped(Diagnostic(error.code, error.reason, span), token.line - 1, False)
+    line = error.token.end_line + source.line_offset
+    column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
+    column += (source.column_offsets or {}).get(error.token.end_line, 0)
+    span = Span(source.path, line, column, line, column + 1)
+    return _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
+                               "indent every claim of a block by the same amount"),
+                    error.token.end_line - 1, False)
 
 
 # What stands in for a claim line that did not parse, so that the rest of its block is still read.
@@ -497,7 +979,8 @@ def _scan_starts(lines: list[str], first: int, ignored: set[tuple[int, int]]) \
 
 
 def _describe(names: set[str]) -> str:
-    terminals = {t.name: t for t in _parser().terminals}
+    lark = _lark()
+    terminals = {t.name: t for t in lark.parser.terminals}
     words = set()
     operators = [symbol for name, symbol in _OPERATORS.items() if name in names]
     if len(operators) > 1:
@@ -509,7 +992,7 @@ def _describe(names: set[str]) -> str:
     for name in names - set(_OPERATORS) - _COMPARISONS:
         if name in _TERMINAL_WORDS:
             words.add(_TERMINAL_WORDS[name])
-        elif name in terminals and isinstance(terminals[name].pattern, PatternStr):
+        elif name in terminals and isinstance(terminals[name].pattern, lark.PatternStr):
             words.add(f"`{terminals[name].pattern.value}`")
     ordered = sorted(words, key=lambda w: (w.startswith("the end"), w))
     if len(ordered) <= 1:
@@ -517,7 +1000,7 @@ def _describe(names: set[str]) -> str:
     return ", ".join(ordered[:-1]) + " or " + ordered[-1]
 
 
-def _expected(error: UnexpectedToken) -> set[str]:
+def _expected(error) -> set[str]:
     """What the parser could have taken where it stopped: its table's entries for the state it was in. (The
     lexer's own list leaves out symbols its unit pattern also matches, such as `×` and `²`.)"""
     state = getattr(error, "state", None)
@@ -527,7 +1010,10 @@ def _expected(error: UnexpectedToken) -> set[str]:
         return set(error.expected)
 
 
-def _syntax_diagnostic(error: UnexpectedInput, source: SpecText) -> Diagnostic:
+def _syntax_diagnostic(error, source: SpecText) -> Diagnostic:
+    errors = _lark().errors
+    UnexpectedCharacters, UnexpectedEOF, UnexpectedToken = (errors.UnexpectedCharacters, errors.UnexpectedEOF,
+                                                            errors.UnexpectedToken)
     help = None
     line = error.line + source.line_offset if error.line and error.line > 0 else source.line_offset + 1
     column = error.column if error.column and error.column > 0 else 1
@@ -621,12 +1107,42 @@ class _Extent:
     __slots__ = ("start", "end", "line", "column", "end_line", "end_column")
 
     def __init__(self, children, shift=None):
-        first, last = _edge(children, False, shift), _edge(children, True, shift)
-        if first is None:
+        # Tokens, and nodes in a text without shifted columns, are looked at here; lists and the rest by _edge.
+        for item in children:
+            if item is None:
+                continue
+            if item.__class__ is Token:
+                if item.start_pos is None:
+                    continue
+                self.start, self.line, self.column = item.start_pos, item.line, item.column
+                break
+            span = None if shift else getattr(item, "span", None)
+            if span is not None and span.__class__ is Span:
+                self.start, self.line, self.column = span.start, span.line, span.column
+                break
+            first = _edge((item,), False, shift)
+            if first is not None:
+                self.start, self.line, self.column = first[0], first[1], first[2]
+                break
+        else:
             self.start = None
             return
-        self.start, self.line, self.column = first[0], first[1], first[2]
-        self.end, self.end_line, self.end_column = last[3], last[4], last[5]
+        for item in reversed(children):
+            if item is None:
+                continue
+            if item.__class__ is Token:
+                if item.start_pos is None:
+                    continue
+                self.end, self.end_line, self.end_column = item.end_pos, item.end_line, item.end_column
+                return
+            span = None if shift else getattr(item, "span", None)
+            if span is not None and span.__class__ is Span:
+                self.end, self.end_line, self.end_column = span.end, span.end_line, span.end_column
+                return
+            last = _edge((item,), True, shift)
+            if last is not None:
+                self.end, self.end_line, self.end_column = last[3], last[4], last[5]
+                return
 
     @property
     def empty(self) -> bool:
@@ -659,14 +1175,23 @@ def _edge(items, from_end: bool, shift=None):
     return None
 
 
-def _with_extent(method):
+def _without_extent(method):
+    """For a rule whose value takes no position from its own extent (it passes on a token or a list, or a tuple
+    its parent reads): the builder method gets None for it, and no extent is worked out."""
     def build(self, children):
-        return method(self, _Extent(children, self._source.column_offsets), children)
+        return method(self, None, children)
     build.__name__ = method.__name__
     return build
 
 
-class _Builder(Transformer):
+def _with_extent(method):
+    def build(self, children):
+        return method(self, _Extent(children, self._shift), children)
+    build.__name__ = method.__name__
+    return build
+
+
+class _Builder:
     """Turns what the parser matched into nodes, rule by rule as it parses; it only builds, never looks up.
 
     One instance serves every parse: `begin(source, text)` sets the file it reports positions in.
@@ -675,23 +1200,28 @@ class _Builder(Transformer):
     def begin(self, source: SpecText, text: str) -> None:
         self._source, self._text = source, text
         self.quotes: list[Token] = []  # the quotes that run over several lines, for _hidden_claims
+        # What every position needs, read once per parse.
+        self._path, self._offset, self._shift = source.path, source.line_offset, source.column_offsets
 
     # --- positions ---
     def _span(self, extent: _Extent) -> Span | None:
-        if extent.empty:
+        if extent.start is None:
             return None
-        offset, shift = self._source.line_offset, self._source.column_offsets
+        offset, shift = self._offset, self._shift
         if shift:
-            return Span(self._source.path, extent.line + offset, extent.column + shift.get(extent.line, 0),
+            return span(self._path, extent.line + offset, extent.column + shift.get(extent.line, 0),
                         extent.end_line + offset, extent.end_column + shift.get(extent.end_line, 0),
                         extent.start, extent.end)
-        return Span(self._source.path, extent.line + offset, extent.column, extent.end_line + offset,
-                    extent.end_column, extent.start, extent.end)
+        return span(self._path, extent.line + offset, extent.column, extent.end_line + offset, extent.end_column,
+                    extent.start, extent.end)
 
     def _tspan(self, token: Token) -> Span:
-        offset, shift = self._source.line_offset, self._source.column_offsets or {}
-        return Span(self._source.path, token.line + offset, token.column + shift.get(token.line, 0),
-                    token.end_line + offset, token.end_column + shift.get(token.end_line, 0),
+        offset, shift = self._offset, self._shift
+        if shift:
+            return span(self._path, token.line + offset, token.column + shift.get(token.line, 0),
+                        token.end_line + offset, token.end_column + shift.get(token.end_line, 0),
+                        token.start_pos, token.end_pos)
+        return span(self._path, token.line + offset, token.column, token.end_line + offset, token.end_column,
                     token.start_pos, token.end_pos)
 
     def _slice(self, extent: _Extent) -> str:
@@ -751,7 +1281,7 @@ class _Builder(Transformer):
         return int(token)
 
     # --- statements ---
-    @_with_extent
+    @_without_extent
     def start(self, meta, children):
         return tuple(c for c in children if c is not None and not isinstance(c, Token))
 
@@ -810,7 +1340,7 @@ class _Builder(Transformer):
         phrase = nodes.Phrase(str(unit), span=self._tspan(unit)) if unit else None
         return nodes.Amount("point", self._number(number), None, phrase, span=self._span(meta)), ()
 
-    @_with_extent
+    @_without_extent
     def setting_words(self, meta, children):
         return None, tuple(str(c) for c in children)
 
@@ -851,6 +1381,8 @@ class _Builder(Transformer):
     @_with_extent
     def options(self, meta, children):
         _, on, *rest = children
+        if not rest:  # the usual case: `on <shape>` alone, or nothing
+            return nodes.Options(on, None, None, False, None, None, None, span=self._span(meta))
         mode = next((r[1] for r in rest if r[0] == "mode"), None)
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
         graph = any(r[0] == "graph" for r in rest)
@@ -863,22 +1395,22 @@ class _Builder(Transformer):
         observed = observed[0][1] if observed else None
         return nodes.Options(on, mode, threads, graph, tile, across, observed, span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def eager(self, meta, children):
         return ("mode", "eager", children[0])
 
-    @_with_extent
+    @_without_extent
     def fused(self, meta, children):
         return ("mode", "fused", children[0])
 
-    @_with_extent
+    @_without_extent
     def tiles(self, meta, children):
         sizes = str(children[1]).replace("×", "x").split("x")
         if len(sizes) != 2 or any(len(size) > 6 for size in sizes):
             raise _BadNumber(children[1], "a tile is two sizes, rows x columns, such as 128x256")
         return ("tiles", (int(sizes[0]), int(sizes[1])), children)
 
-    @_with_extent
+    @_without_extent
     def across(self, meta, children):
         _, count, what, _, link = children
         return ("across", (self._number(count), str(what), str(link) if link is not None else None), children)
@@ -889,11 +1421,11 @@ class _Builder(Transformer):
         unit, words = (phrase.unit, phrase.words) if phrase is not None else (None, ())
         return ("observed", nodes.Observed(self._number(number), unit, words, span=self._span(meta)), children)
 
-    @_with_extent
+    @_without_extent
     def compiled(self, meta, children):
         return ("mode", "compiled", children[0])
 
-    @_with_extent
+    @_without_extent
     def graph(self, meta, children):
         return ("graph", True, children)
 
@@ -912,11 +1444,11 @@ class _Builder(Transformer):
                 items.append(child)
         return nodes.Block(items, span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def claim_list(self, meta, children):
         return list(children)
 
-    @_with_extent
+    @_without_extent
     def practice_list(self, meta, children):
         return [attrs.evolve(claim, practice=True) for claim in children[1]]
 
@@ -1011,7 +1543,7 @@ class _Builder(Transformer):
             unit, words = f"{unit} {' '.join(str(w) for w in words)}{per_second}", []
         return nodes.Phrase(str(unit), tuple(str(w) for w in words), span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def unit(self, meta, children):
         return children[0]  # the token, so that spans include it
 
@@ -1020,7 +1552,7 @@ class _Builder(Transformer):
         _, number, unit = children
         return nodes.ToleranceNode(self._number(number), str(unit) if unit else None, span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def comparator(self, meta, children):
         return children[0]  # the token, so that the claim's text and span include it
 
@@ -1034,7 +1566,7 @@ class _Builder(Transformer):
     def tensor_type(self, meta, children):
         return nodes.TensorType(str(children[0]), children[1:], span=self._span(meta))
 
-    @_with_extent
+    @_without_extent
     def shape(self, meta, children):
         return list(children)
 

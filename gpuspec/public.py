@@ -13,8 +13,8 @@ an unknown device, a profile or results file that cannot be used) comes back loc
 `Explained.errors`), as the command line prints it; only a wrong *call* (an argument of the wrong type) raises
 TypeError, and Ctrl-C while measuring raises api.Interrupted (a KeyboardInterrupt holding the report so far).
 
-Nothing here imports lark, jinja2, torch or triton: a spec is parsed (lark) only when its text is not cached, and
-measuring (torch, triton) only when `sources` asks for it.
+Nothing here imports lark, jinja2, torch or triton: lark words a syntax error (gpuspec runs the parser's tables
+itself), and measuring (torch, triton) runs only when `sources` asks for it.
 """
 from __future__ import annotations
 

@@ -8,6 +8,9 @@ dataclasses.
 """
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+
 import attrs
 
 record = attrs.frozen(eq=False, repr=False)
@@ -30,10 +33,10 @@ class ValueRecord(Record):
     __slots__ = ("_hash",)
 
     def _values(self) -> tuple:
-        names = _EQ_FIELDS.get(type(self))
-        if names is None:
-            names = _EQ_FIELDS[type(self)] = tuple(a.name for a in attrs.fields(type(self)) if a.eq)
-        return tuple(getattr(self, name) for name in names)
+        values = _EQ_FIELDS.get(type(self))
+        if values is None:
+            values = _EQ_FIELDS[type(self)] = _getter(tuple(a.name for a in attrs.fields(type(self)) if a.eq))
+        return values(self)
 
     def __eq__(self, other) -> bool:
         return self is other or (type(other) is type(self) and self._values() == other._values())
@@ -50,7 +53,18 @@ class ValueRecord(Record):
             return found
 
 
-_EQ_FIELDS: dict[type, tuple[str, ...]] = {}
+_EQ_FIELDS: dict[type, Callable[[object], tuple]] = {}  # a class -> the values of its fields that take part in eq
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[object], tuple]:
+    """A function from an object to the tuple of its attributes `names` (one C call, where a generator of getattr
+    calls was most of a comparison's time)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return lambda value: (one(value),)
+    return lambda value: ()
 
 
 def as_tuple(items) -> tuple:

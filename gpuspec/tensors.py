@@ -136,6 +136,14 @@ def result_shape(node: Node) -> tuple[int, ...]:
 
 
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    # The usual cases, each what the rule below gives for it: equal shapes, and a scalar's () with a shape whose
+    # dimensions are all at least 1 (a 0 would come out as 1).
+    if a == b:
+        return tuple(a)
+    if not a and min(b) >= 1:
+        return tuple(b)
+    if not b and min(a) >= 1:
+        return tuple(a)
     out = []
     for x, y in zip(reversed((1,) * (len(b) - len(a)) + a), reversed((1,) * (len(a) - len(b)) + b)):
         if x != y and 1 not in (x, y):

@@ -71,6 +71,33 @@ class Span(ValueRecord):
         return f"{self.file}:{self.line}:{self.column}"
 
 
+def _span_maker():
+    """span(file, line, column, end_line, end_column, start, end): Span(...) with every field given, made without
+    attrs' __init__ (whose fields here have no converter, validator or hook to run): the parser and the parse cache
+    make a Span for every node, and this takes two thirds of the time. tests/test_parse_runtime.py holds it to
+    Span's fields."""
+    setters = [Span.__dict__[name].__set__ for name in ("file", "line", "column", "end_line", "end_column", "start",
+                                                          "end")]
+    new = object.__new__
+    file_, line_, column_, end_line_, end_column_, start_, end_ = setters
+
+    def span(file: str, line: int, column: int, end_line: int, end_column: int, start: int, end: int) -> Span:
+        made = new(Span)
+        file_(made, file)
+        line_(made, line)
+        column_(made, column)
+        end_line_(made, end_line)
+        end_column_(made, end_column)
+        start_(made, start)
+        end_(made, end)
+        return made
+
+    return span
+
+
+span = _span_maker()
+
+
 @record
 class SpecText(ValueRecord):
     """The text of one spec, and where it came from.

@@ -356,7 +356,7 @@ FILE_READERS = {
     "resources": "the bundled catalogs (TOML)",
     "config": "pyproject.toml, for [tool.gpuspec] (TOML, not spec text)",
     "cache": "gpuspec's own code, for the cache key",
-    "parse": "the bundled grammar",
+    "parse": "the bundled grammar; the installed Lark's version, from its __init__.py (without importing it)",
     "templating": "timing.py, which every generated program carries",
     "measure": "the programs it writes and runs",
     "starter": "pip's record of where gpuspec was installed from (direct_url.json, through importlib.metadata)",

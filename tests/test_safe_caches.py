@@ -22,6 +22,7 @@ import pytest
 
 from gpuspec import cache, cachedir, parse, parse_tables, resources
 from gpuspec.api import compile_text
+from gpuspec.diagnostics import SpecError
 from gpuspec.text import SpecText
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,8 +129,8 @@ def lark_cache_name(tmp_path_factory) -> str:
 def run_old_way(tmp: Path, **env) -> subprocess.CompletedProcess:
     """Build the parser as gpuspec did before, with Lark's own file cache in `tmp`."""
     code = ("from lark import Lark; from gpuspec import parse; "
-            "Lark(parse.grammar_text(), parser='lalr', postlex=parse._Indentation(), maybe_placeholders=True, "
-            "transformer=parse._BUILDER, cache=True)")
+            "Lark(parse.grammar_text(), parser='lalr', postlex=parse._indenter(), maybe_placeholders=True, "
+            "cache=True)")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "TMPDIR": str(tmp), **env})
 
@@ -476,22 +477,38 @@ def test_the_parser_tables_are_what_the_grammar_gives_under_any_hash_seed():
 
 def test_the_parser_comes_from_the_tables_and_from_the_grammar_when_they_do_not_fit(monkeypatch):
     text = (ROOT / "specs" / "matmul.gpu").read_text(encoding="utf-8")
+    wrong = "device H100-SXM\nx = bf16[4096\ny = x *\n"
 
-    def parsed() -> str:
-        return repr(parse.parse(SpecText("m.gpu", text)))
+    def parsed() -> tuple:
+        try:
+            parse.parse(SpecText("w.gpu", wrong))
+        except SpecError as error:
+            return repr(parse.parse(SpecText("m.gpu", text))), [repr(d) for d in error.diagnostics]
+        raise AssertionError("no syntax error")
 
-    parse._parser.cache_clear()
+    def fresh() -> None:
+        parse._runtime.cache_clear()
+        parse._lark.cache_clear()
+
+    fresh()
     try:
-        assert parse._parser().source_path == "<deserialized>"  # loaded from parse_tables, not built
         expected = parsed()
-        for name, value in (("GRAMMAR_SHA256", "0" * 64), ("LARK_VERSION", "0.0.0"), ("DATA", {})):
+        assert parse._runtime().tables is parse_tables.RUNTIME  # run from parse_tables, not made from Lark's
+        assert parse._lark().parser.source_path == "<deserialized>"  # loaded from parse_tables, not built
+        for name, value in (("GRAMMAR_SHA256", "0" * 64), ("LARK_VERSION", "0.0.0")):
             with monkeypatch.context() as patch:
                 patch.setattr(parse_tables, name, value)
-                parse._parser.cache_clear()
-                assert parse._parser().source_path != "<deserialized>", name  # built from the grammar
+                fresh()
                 assert parsed() == expected, name
+                assert parse._runtime().tables is not parse_tables.RUNTIME, name  # made from the grammar
+                assert parse._lark().parser.source_path != "<deserialized>", name  # built from the grammar
+        with monkeypatch.context() as patch:
+            patch.setattr(parse_tables, "lark_tables", lambda: ({}, {}))
+            fresh()
+            assert parsed() == expected
+            assert parse._lark().parser.source_path != "<deserialized>"  # tables Lark cannot load: built
     finally:
-        parse._parser.cache_clear()
+        fresh()
 
 
 def test_the_package_neither_pickles_nor_marshals_nor_asks_lark_to():

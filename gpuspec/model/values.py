@@ -45,7 +45,7 @@ class Value(Record):
     def __attrs_post_init__(self) -> None:
         # The one guard every computed number passes: an infinite or NaN value would compare (`> 1 s`, `min(1, nan)`)
         # as if it were a number and pass a claim wrongly.
-        if self.low is None and type(self.number) is float and -_MAX <= self.number <= _MAX:  # the usual case, fast
+        if self.low is None and type(self.number) in _NUMBERS and -_MAX <= self.number <= _MAX:  # the usual case
             return
         if not (_finite(self.number) and (self.low is None or _finite(self.low))
                 and (self.high is None or _finite(self.high))):
@@ -108,6 +108,7 @@ def _same_formula(name: str, formula: str) -> bool:
 
 
 _MAX = sys.float_info.max
+_NUMBERS = (float, int)  # a float or int within ±_MAX is finite (a larger int does not fit a float)
 _PER_SECOND = units.divide(units.COUNT, units.TIME)
 _LONG_TIMES = ((86_400.0, "days"), (3_600.0, "h"), (60.0, "min"))
 
