@@ -257,7 +257,9 @@ def check(program: Program, evidence: Evidence | None = None) -> tuple[list[Verd
             try:
                 actual = evaluate(claim.subject, model.estimate)
             except model.ModelError as error:  # a NotFiniteError too: an overflow is an error, never a verdict
-                errors.append(Diagnostic(error.code, str(error), claim.span, error.help))
+                # the checks an observed figure comes with share its span, and often its error: say it once
+                if not any((e.code, e.message, e.span) == (error.code, str(error), claim.span) for e in errors):
+                    errors.append(Diagnostic(error.code, str(error), claim.span, error.help))
                 break
             except RecursionError:
                 errors.append(Diagnostic("too-deep", "this claim's expression is nested too deeply to evaluate",

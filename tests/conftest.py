@@ -59,6 +59,18 @@ def kill_once_paused(command: list[str], **popen) -> int:
     return child.returncode
 
 
+def patch_os(monkeypatch, module, **replaced) -> None:
+    """Replace functions of `os` as `module` alone sees them: the rest of gpuspec (the cache folder's own writes,
+    say, which happen or not by what earlier tests cached) keeps the real ones."""
+    import os
+    import types
+
+    view = types.SimpleNamespace(**{name: getattr(os, name) for name in dir(os) if not name.startswith("__")})
+    for name, function in replaced.items():
+        setattr(view, name, function)
+    monkeypatch.setattr(module, "os", view)
+
+
 def errors(text: str) -> list:
     return list(run(text).diagnostics)
 

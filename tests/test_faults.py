@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import kill_once_paused
+from conftest import kill_once_paused, patch_os
 
 from gpuspec import files, measure
 from gpuspec.api import compile_text
@@ -281,8 +281,8 @@ class _Faulty:
 def break_at(monkeypatch, step: str, raised: BaseException) -> None:
     """Make step `step` of files.write_atomically raise `raised`."""
     if step in ("write", "flush"):
-        real = files.os.fdopen
-        monkeypatch.setattr(files.os, "fdopen", lambda *a, **k: _Faulty(real(*a, **k), step, raised))
+        real = os.fdopen
+        patch_os(monkeypatch, files, fdopen=lambda *a, **k: _Faulty(real(*a, **k), step, raised))
     elif step == "mkstemp":
         def fail(*args, **kwargs):
             raise raised
@@ -290,7 +290,7 @@ def break_at(monkeypatch, step: str, raised: BaseException) -> None:
     else:
         def fail(*args, **kwargs):
             raise raised
-        monkeypatch.setattr(files.os, step, fail)
+        patch_os(monkeypatch, files, **{step: fail})
 
 
 def full_disk() -> OSError:

@@ -11,14 +11,14 @@ import sys
 import textwrap
 
 import pytest
+from conftest import kill_once_paused, patch_os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from conftest import kill_once_paused
 
 from gpuspec import files, update
+from gpuspec.api import run_check
 from gpuspec.cli import main
 from gpuspec.files import WriteError, write_atomically
-from gpuspec.api import run_check
 from gpuspec.update import written_like
 
 BEFORE = """# header   comment,  70 waves   kept as written
@@ -240,7 +240,7 @@ def test_an_interrupted_rename_leaves_the_original_and_no_temporary_file(tmp_pat
         assert os.path.exists(source)  # the whole new text was written beside the target first
         raise raised
 
-    monkeypatch.setattr(files.os, "replace", fail)
+    patch_os(monkeypatch, files, replace=fail)
     expected = KeyboardInterrupt if isinstance(raised, KeyboardInterrupt) else WriteError
     with pytest.raises(expected) as caught:
         write_atomically(path, "something else entirely\n" * 1000)
@@ -258,7 +258,7 @@ def test_a_failure_while_writing_the_temporary_file_leaves_the_original(tmp_path
     def fail(fd):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(files.os, "fsync", fail)
+    patch_os(monkeypatch, files, fsync=fail)
     with pytest.raises(WriteError, match="Input/output error"):
         write_atomically(path, "new\n")
     assert path.read_bytes() == ORIGINAL.encode()
@@ -271,7 +271,7 @@ def test_an_update_interrupted_at_the_rename_leaves_the_spec_as_it_was(tmp_path,
     def interrupt(source, target):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(files.os, "replace", interrupt)
+    patch_os(monkeypatch, files, replace=interrupt)
     assert main(["check", "--update", str(path)]) == 130
     assert path.read_bytes() == BEFORE.encode("utf-8")
     assert leftovers(tmp_path, "a.gpu") == []
@@ -283,7 +283,7 @@ def test_an_update_whose_rename_fails_exits_2_with_the_reason_and_leaves_the_spe
     def fail(source, target):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(files.os, "replace", fail)
+    patch_os(monkeypatch, files, replace=fail)
     assert main(["check", "--update", str(path)]) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert path.read_bytes() == BEFORE.encode("utf-8")

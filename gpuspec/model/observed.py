@@ -56,6 +56,11 @@ def _observed_time(figures: dict) -> object:
         over = figures[name]
         if over is None:
             return renamed("observed_time", given_figure)
+        if e[over].number == 0:  # a rate of nothing the workload does gives it no time
+            counted = e[over]
+            raise ModelError(f"`observed {e.workload.observed.text}` says nothing about this workload: it is a "
+                             f"rate of its {counted.name}, and it has none ({counted.name} = 0)",
+                             "write the time it took (`observed 25 µs`) or a rate of what it does")
         if name == "of line rate":
             busbw = product("observed bus bandwidth", given_figure, _peak(e, name))
             algbw = quotient("observed algorithm bandwidth", busbw, e["wire_share"])
