@@ -286,7 +286,7 @@ class _Builder:
         fixed = self.gemm_fixed_cost(out)
         if fixed:
             out["gemm_fixed_cost"] = fixed
-        gap = self.nearest_value("kernel_gap")
+        gap = self.nearest_value("kernel_gap", anywhere=True)  # a front-end cost, as the launch latencies below
         if gap:
             out["kernel_gap"] = gap
             value, how = gap
@@ -297,10 +297,16 @@ class _Builder:
                                                   "nothing the benchmark resolves (written as 1 ns: a profile's "
                                                   "times are positive)",
                                            "measurements": [], "origins": gap[1]["origins"]}
-        for fact in ("lone_kernel_latency", "stream_launch_gap", "l2_usable"):
-            found = self.nearest_value(fact)
+        # A launch's latencies are the driver's and the front end's more than the chip's: where no part of the chain
+        # measured one, every device's median stands in (said so), so that a figure timed alone (the default) is
+        # never silently counted as back to back.
+        for fact in ("lone_kernel_latency", "stream_launch_gap"):
+            found = self.nearest_value(fact, anywhere=True)
             if found:
                 out[fact] = found
+        usable = self.nearest_value("l2_usable")
+        if usable:
+            out["l2_usable"] = usable
         plateau = self.nearest_value("l2_bandwidth", lambda m: float(m.get("working_set", 0)) >= L2_PLATEAU_MIB)
         if plateau and "l2_usable" in out:
             out["l2_bandwidth"] = plateau
@@ -815,16 +821,38 @@ def data(device: str, exclude: frozenset[str] | tuple = ()) -> dict:
                "provenance": {"device": device, "source": "published measurements (gpuspec/catalog/published.toml)",
                               "excluded_origins": ", ".join(sorted(exclude)) or None},
                "facts": {name: value for name, (value, _) in built.items()},
-               "derivations": {name: how for name, (_, how) in built.items()}}
+               "derivations": {name: how for name, (_, how) in built.items()},
+               "unmeasured": _unmeasured(device, built)}
     schema.PROFILE.check(profile, "")
     return profile
+
+
+def _unmeasured(device: str, built: dict) -> dict[str, str]:
+    """Each fact a profile can hold that this one does not, with why: published.toml's [[missing]] note where it has
+    one for the device, else what the model does without it."""
+    reasons = {}
+    for entry in catalog_data("published").get("missing", []):
+        if device in entry.get("devices", ()) and entry.get("fact") in schema.FACTS and entry["fact"] not in built:
+            reasons[entry["fact"]] = str(entry.get("note", ""))[:1_000] or "no published measurement"
+    part = devices.catalog()[device]
+    for fact in schema.FACTS:
+        if fact in built or fact in reasons:
+            continue
+        nowhere = f"no published measurement on {device} or its nearest measured devices"
+        if "in profiles" in devices.FIELDS[fact][1]:  # a fact only a measurement gives: the rule that needs it is off
+            reasons[fact] = f"{nowhere}: the rules that use it keep to the datasheet"
+        elif part.fact(fact) is None:
+            reasons[fact] = f"the catalog gives {device} no {fact} (the part has none, or no source states it)"
+        else:
+            reasons[fact] = f"{nowhere}: the catalog's {_show(part.fact(fact).value, fact)} stands"
+    return reasons
 
 
 @cache
 def _cached(device: str, exclude: frozenset[str]) -> Profile:
     built = data(device, exclude)
     label = f"published profile of {device}" + (f" without {', '.join(sorted(exclude))}" if exclude else "")
-    return Profile(built["gpu"], built["facts"], built["provenance"], label, built["derivations"])
+    return Profile(built["gpu"], built["facts"], built["provenance"], label, built["derivations"], built["unmeasured"])
 
 
 def build(device: str, exclude=()) -> Profile:
@@ -860,6 +888,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"leave a source's measurements out (one of {', '.join(origins())})")
     args = parser.parse_args(argv)
     unknown = [o for o in args.exclude if o not in origins()]
+    known = devices.catalog().get(args.device)
+    if known is not None and known.model_only:
+        parser.error(f"{args.device} has no published profile: it is model-only ({known.model_only})")
     if args.device not in measurable() or unknown:
         what = f"origin {unknown[0]!r}" if unknown else f"device {args.device!r}"
         parser.error(f"no {what} in the published measurements")

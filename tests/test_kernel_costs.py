@@ -25,6 +25,15 @@ def test_a_kernel_timed_alone_takes_the_lone_latency_and_its_work():
     assert time == pytest.approx(5e-6 + ADD_WORK)  # 5.197 µs
 
 
+def test_a_kernel_timed_alone_on_a_device_with_no_lone_latency_says_it_was_counted_back_to_back():
+    # a device of one's own from a part with no catalog lone latency (the ideal H200 has none): the gap alone
+    (value,) = [v.actual for v in api.check_text(
+        "device gap_only from H200 with kernel_gap = 1.5 µs, hbm_bandwidth = 4 TB/s\nx = fp32[65536]\n"
+        "y = fp32[65536]\nx + y is ≈ 1.7 µs\n").verdicts]
+    assert value.number == pytest.approx(1.5e-6 + ADD_WORK)
+    assert value.note.startswith("timed alone, but the profile has no lone-kernel latency: counted as back to back")
+
+
 def test_back_to_back_a_kernel_takes_the_gap_and_its_work():
     (time,) = _values(MINE + "set timing = back_to_back\nx + y is ≈ 1.7 µs\n")
     assert time == pytest.approx(1.5e-6 + ADD_WORK)  # 1.697 µs: RRZE's graphs, a profiler's durations

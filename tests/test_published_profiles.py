@@ -207,7 +207,41 @@ def test_a_second_source_for_the_back_to_back_cost_stands_in_where_rrze_is_left_
     assert h200.facts["kernel_floor"] == pytest.approx(1.3e-6)  # Hazy Research's H100 graphs, same SM design
     assert h200.derivations["kernel_floor"]["origins"] == ["hazy-megakernel"]
     assert published.build("H200").facts["kernel_floor"] == pytest.approx(1.285e-6)  # RRZE's own H200 first
-    assert "kernel_floor" not in published.build("A100-80GB", exclude=("rrze-gpu-benches",)).facts  # no Ampere one
+    # no Ampere part has a second source: every device's median stands in (Hazy's H100 alone), and says so
+    a100 = published.build("A100-80GB", exclude=("rrze-gpu-benches",))
+    assert a100.facts["kernel_gap"] == pytest.approx(1.3e-6)
+    assert "the median over every device measured" in a100.derivations["kernel_gap"]["how"]
+
+
+def test_a_launch_latency_no_device_of_the_chain_measured_is_every_devices_median_and_a_lone_call_pays_it():
+    # nvbench's cold times: H200 4.279 µs, B200 6.2 µs; neither A100 nor its nearest measured one: the median,
+    # 5.2395 µs. Without it a call timed alone (the default) would silently be counted as back to back.
+    a100 = published.build("A100-80GB")
+    assert a100.facts["lone_kernel_latency"] == pytest.approx((4.279e-6 + 6.2e-6) / 2)
+    assert "the median over every device measured (B200, H200)" in a100.derivations["lone_kernel_latency"]["how"]
+    from conftest import verdicts
+
+    (verdict,) = [v for v in verdicts("device A100-80GB\nx = bf16[4096, 4096]\nx * 2 in practice ≈ 44 µs\n")
+                  if v.source == "calibrated"]
+    work = 2 * 4096 * 4096 * 2 / a100.facts["hbm_bandwidth"]
+    assert verdict.actual.number == pytest.approx(a100.facts["lone_kernel_latency"] + work)
+    assert verdict.actual.note.startswith("timed alone: ")
+
+
+def test_a_published_profile_says_why_it_lacks_each_fact_it_lacks():
+    for name in published.measurable():
+        data = published.data(name)
+        assert set(data["facts"]) | set(data["unmeasured"]) == set(schema.FACTS), name
+        assert not set(data["facts"]) & set(data["unmeasured"]), name
+        assert all(reason for reason in data["unmeasured"].values()), name
+    h100 = published.data("H100-SXM")["unmeasured"]
+    assert h100["graph_launch_cost"].startswith("no source times one graph launch")  # published.toml's [[missing]]
+    assert "the catalog's 2.500 µs stands" not in h100["graph_launch_cost"]
+    a100 = published.data("A100-80GB")["unmeasured"]
+    assert a100["tensor_fp8"] == "the catalog gives A100-80GB no tensor_fp8 (the part has none, or no source states it)"
+    assert a100["hbm_latency"] == ("no published measurement on A100-80GB or its nearest measured devices: the "
+                                   "catalog's 551 cycles stands")
+    assert published.build("A100-80GB").unmeasured == a100
 
 
 def test_an_unknown_device_is_refused_in_words():
@@ -543,6 +577,9 @@ def test_the_command_refuses_what_it_does_not_know():
         done = subprocess.run([sys.executable, "-m", "gpuspec.published", *args], capture_output=True, text=True,
                               timeout=120)
         assert done.returncode == 2 and "Traceback" not in done.stderr and "no " in done.stderr
+    done = subprocess.run([sys.executable, "-m", "gpuspec.published", "MI300X"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and "MI300X has no published profile: it is model-only (an AMD GPU" in done.stderr
 
 
 # --- NCCL's algorithm -----------------------------------------------------------------------------------------------

@@ -146,6 +146,8 @@ def _real_time(e: Estimate, kernels: list[Kernel], gap: Value) -> Value:
     alone, every other kernel's the back-to-back gap."""
     first = first_kernel_cost(e)
     timed = "timed alone" if pays_lone_latency(e) else "back to back"
+    if getattr(e.workload, "timing", "alone") == "alone" and timed == "back to back":
+        timed = "timed alone, but the profile has no lone-kernel latency: counted as back to back"
     cached = l2_bandwidth(e, kernels)
     if cached is not None:
         timed += ", its data in L2"
