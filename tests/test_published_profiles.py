@@ -425,6 +425,24 @@ def test_attention_exponentials_are_a_third_roof_on_a_calibrated_device_only():
     assert real.status == "pass"  # tritonbench's FA3 measured 3.54 ms
 
 
+def test_at_head_size_64_the_exponentials_take_nearly_as_long_as_the_matmuls():
+    # per score: 4 × 64 matmul FLOPs + 6 softmax FLOPs at the GEMM rate, one exponential on the SFUs. At the
+    # profile's 797.8 TFLOP/s the exponentials are 0.73 of the math; at the datasheet's 989.4, 0.92 (at head
+    # size 128, 0.37 and 0.46)
+    exp_rate = 16 * 132 * 1.98e9
+    math, exp = (4 * 64 + 6) / 797.8e12, 1 / exp_rate
+    assert exp / math == pytest.approx(0.728, abs=0.001)
+    assert exp / (4 * 64 / 989.4e12) == pytest.approx(0.924, abs=0.001)
+    spec = ("device H100-SXM\nset sources = model, calibrated\nset attention_implementation = flash3\n"
+            "q = bf16[1, 32, 8192, 64]\nattention(q, q, q) fused is ≈ 1 ms\n")
+    real = next(v for v in _check(spec).verdicts if v.source == "calibrated")
+    facts = published.build("H100-SXM").facts
+    share, overhead = facts["attention_share_flash3"], facts["attention_tile_overhead_flash3"]
+    tiles, blocks = 32 * 8192 // 128, 8192 // 128  # 2,048 tiles of 128 queries, each over 64 key blocks
+    busiest = -(-tiles // 132)  # 16
+    assert real.actual.number == pytest.approx(busiest * 132 * (blocks + overhead) * 128 * 128 * (math + exp) / share)
+
+
 # --- who launches a stream ------------------------------------------------------------------------------------------
 
 STREAM = "device H200\nb = fp64[4096]\ns = b * 0.25 with 256 threads per block\n"
