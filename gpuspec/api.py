@@ -583,7 +583,31 @@ def explain_program(program: Program, line: int | None = None) -> list[Explanati
         if claim.span.line in covered or (line is not None and claim.span.line != line):
             continue
         found.append(_claim_explanation(claim))
+    found = _with_verdicts(program, found, line)
     return sorted(found, key=lambda e: (e.span.line, e.span.column))
+
+
+def _with_verdicts(program: Program, found: list[Explanation], line: int | None) -> list[Explanation]:
+    """Each explanation with the model's verdict on the claims it covers (on `line` alone, where one was asked), in
+    the words a failure uses: the digits that tell the value from the number written are shown."""
+    from gpuspec.verdicts import describe
+
+    def asked(item, claim) -> bool:  # a workload's first line asks for its whole block, a claim's line for itself
+        inside = item.span.line <= claim.span.line <= item.span.end_line
+        return inside and (line is None or line == item.span.line or claim.span.line == line)
+
+    chosen = [c for c in program.claims if any(asked(item, c) for item in found)]
+    if not chosen:
+        return found
+    verdicts, _ = check(evolve(program, claims=tuple(chosen)))
+    out = []
+    for item in found:
+        mine = [v for v in verdicts if v.actual is not None and v.status != "skip" and asked(item, v.claim)]
+        shown = tuple(f"{v.claim.span.line}:{v.claim.span.column} {v.status}"
+                      f"{'' if v.source == 'model' else f' ({v.source})'}: "
+                      f"{describe(v.actual, v.claim, v.status == 'pass')}" for v in mine)
+        out.append(evolve(item, verdicts=shown) if shown else item)
+    return out
 
 
 def _realistic(workload, values) -> str | None:

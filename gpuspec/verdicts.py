@@ -327,8 +327,20 @@ def describe(actual: Value, claim: Claim, passed: bool) -> str:
     if passed:
         return f"{claim.metric} = {shown}, {wanted}" if claim.comparator != "=" else f"{claim.metric} = {shown}"
     if claim.comparator == "=" and expected.kind == "point":
-        return f"{claim.metric} = {shown}, which does not round to {expected.written}"
+        return f"{claim.metric} = {_fraction_shown(actual, expected, shown)}, which does not round to {written}"
     return f"{claim.metric} = {shown}, not {wanted}"
+
+
+def _fraction_shown(actual: Value, expected: Expected, shown: str) -> str:
+    """`shown` with the fraction a whole claim's rounding turns on: `123,456,789.5 B` where four digits say
+    `123,456,790 B`, which reads as if it rounded to more than it does."""
+    unit = expected.unit
+    if unit is None or isinstance(actual.number, str) or actual.low is not None or _prefixed(actual.number, unit, 4):
+        return shown
+    scaled = actual.number / unit.scale
+    if scaled == int(scaled) or "." in shown or abs(scaled) >= 2.0 ** 53:
+        return shown
+    return units.format_in(actual.number, unit, digits=len(f"{abs(scaled):.0f}") + 1)
 
 
 def _apart(actual: Value, claimed: float, unit: units.Unit | None) -> tuple[str, str]:
@@ -343,9 +355,12 @@ def _apart(actual: Value, claimed: float, unit: units.Unit | None) -> tuple[str,
         joiner = "" if unit.symbol[:1] in ("", "/") else " "
         shown, comes_to = (f"{int(w):,}{joiner}{unit.symbol}" for w in whole)
         return shown, comes_to
+    apart = abs(number - claimed) / unit.scale
     for digits in range(4, 18):
         shown, comes_to = units.format_in(number, unit, digits), units.format_in(claimed, unit, digits)
-        if shown != comes_to:
+        # apart by more than half the last digit shown: 123,456,789.5 against 123,456,789, not 123,456,790
+        last = 10 ** (math.floor(math.log10(abs(number / unit.scale) or 1)) - digits + 1)
+        if shown != comes_to and apart > last / 2:
             break
     return shown, comes_to
 

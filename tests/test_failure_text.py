@@ -53,6 +53,32 @@ def test_the_derivation_of_a_failed_equality_has_the_digits_that_show_why():
     assert approximate.rstrip().splitlines()[-3].endswith("= 295 FLOP/B")
 
 
+def test_a_whole_number_claimed_equal_shows_the_fraction_it_turns_on_and_a_named_number_its_every_digit():
+    # 123,456,789.5 B does not round to 123,456,789 B: four digits would say 123,456,790, as if it rounded up past it
+    report = check_text("big = 123456789.5 B\nbig is = 123456789 B\nr = 562.5 FLOP/B\nr is = 562 FLOP/B\n", "a.gpu")
+    shown = text.render(report)
+    assert "big = 123456789.5 B, which does not round to 123456789 B" in shown
+    assert "r = 562.5 FLOP/B, which does not round to 562 FLOP/B" in shown
+    assert "    big = 123456789.5 B\n" in shown and "= 123 MB" not in shown  # the named number as written
+    assert "    r = 562.5 FLOP/B\n" in shown and "562.5 FLOP/B = 562" not in shown
+
+
+def test_explain_shows_each_claims_verdict_in_the_words_of_its_failure(tmp_path):
+    from gpuspec.api import explain
+    from gpuspec.report.explain import render
+
+    path = tmp_path / "e.gpu"
+    path.write_text("device B200\nx = fp8[8192, 8192]\nc = x @ x:\n    ridge_point = 562 FLOP/B\n    tiles = 4096\n"
+                    "x * 2 in practice ≈ 40 µs\n")
+    block = render(explain(path, 4), {})
+    assert "  claims:\n    4:5 fail: ridge_point = 562.5 FLOP/B, which does not round to 562 FLOP/B\n" in block
+    assert "tiles" not in block.split("claims:")[1]  # the line asked for alone
+    whole = render(explain(path, 3), {})
+    assert "4:5 fail: ridge_point" in whole and "5:5 pass: tiles = 4,096" in whole
+    real = render(explain(path, 6), {})
+    assert "6:19 fail (calibrated): time = 28.30 µs, not ≈ 40 µs (± 10%: 36.0–44.0 µs)" in real
+
+
 def test_the_readme_shows_what_a_failure_prints():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### When a claim fails"):]

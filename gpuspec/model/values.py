@@ -90,6 +90,9 @@ class Value(Record):
             return f"{self.name} = {result or self.format()}{source}{note}"
         if self.rule == "{0}" and self.inputs[0].name == self.name:  # a renaming to its own name says nothing
             return self.inputs[0].derivation(result)
+        if self.rule == "{0}" and _written(self.inputs[0]) and not self.note:
+            # a named number (`r = 562.5 FLOP/B`): as written, every digit; three digits would say 562
+            return f"{self.name} = {self.inputs[0].name}"
         names = _names_rule(self.rule, self.inputs).format(*(i.name for i in self.inputs))
         numbers = _numbers_rule(self.rule, self.inputs).format(*(i.format() for i in self.inputs))
         steps = [names] if _same_formula(self.name, names) else [self.name, names]  # `a / b`, said once
@@ -100,6 +103,11 @@ class Value(Record):
                 steps.append(step)
         note = f" ({self.note})" if self.note else ""
         return " = ".join(steps) + note
+
+
+def _written(value: Value) -> bool:
+    """Whether a value is a number as a spec wrote it (`562.5 FLOP/B`), its name the text."""
+    return value.rule is None and value.reference is None and value.name[:1].isdigit() and value.low is None
 
 
 def _same_formula(name: str, formula: str) -> bool:

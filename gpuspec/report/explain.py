@@ -16,6 +16,7 @@ class Explanation(Record):
     values: tuple[Value, ...]
     errors: tuple[str, ...] = ()
     realistic: str | None = None  # the time on a real device, by the calibrated source, and which profile says so
+    verdicts: tuple[str, ...] = ()  # each claim it covers against the model: `4:5 fail: ridge_point = 562.5 ...`
 
 
 def render(explanations: list[Explanation], references: dict[str, str]) -> str:
@@ -30,6 +31,9 @@ def render(explanations: list[Explanation], references: dict[str, str]) -> str:
             lines.append(f"  cannot compute {message}")
         if item.realistic:
             lines.append(f"  {item.realistic}")
+        if item.verdicts:
+            lines.append("  claims:")
+            lines.extend(f"    {verdict}" for verdict in item.verdicts)
         if cited:
             lines.append("  facts used:")
             for value_text in cited:
