@@ -29,8 +29,9 @@ _TOKEN = re.compile(r"""
 _TIGHT = {"^", ".", "..", "–"}  # no space on either side
 _TIGHT_LEFT = {"²", "³"}  # no space before
 _CATALOG_KEYWORDS = {"device", "from", "model", "decode", "prefill", "train"}
-_ATTACHED_UNITS = {"%", "×", "x", "k", "K", "M", "G", "T", "P"}  # 80×, 33%, 16.8M
-_COUNT_PREFIXES = {("unit", prefix) for prefix in ("k", "K", "M", "G", "T", "P")}  # 200k launches/s: a counted rate
+# 80×, 33%, 16.8M, 32Ki (nodes.COUNT_SUFFIXES: a count's suffix is written against it)
+_ATTACHED_UNITS = {"%", "×", "x", "k", "K", "M", "G", "T", "P", "Ki", "Mi", "Gi"}
+_COUNT_PREFIXES = {("unit", prefix) for prefix in ("k", "K", "M", "G", "T", "P", "Ki", "Mi", "Gi")}  # 200k launches/s
 
 
 class FormatError(ValueError):
@@ -174,6 +175,11 @@ def _tokens(code: str) -> list[tuple[str, str]]:
             joined.append(("unit", value))  # 80×, 40%; but 2 × 8192² multiplies
         elif kind == "persecond":
             joined.append(("unit", value))  # 1000/s
+        elif kind == "op" and value == "/" and joined and (joined[-1][0] == "number" or joined[-1] in _COUNT_PREFIXES) \
+                and i + 1 < len(raw) and raw[i + 1][1] == "s" and raw[i + 1][2] == end \
+                and not (i + 2 < len(raw) and raw[i + 2][2] == raw[i + 1][3] and raw[i + 2][1] in ("(", ".")):
+            joined.append(("unit", "/s"))  # `200 /s` and `200k/s`: a count per second, as the parser reads them
+            i += 1
         else:
             joined.append((kind, value))
         i += 1
@@ -184,7 +190,8 @@ def _gap(previous: tuple[str, str], current: tuple[str, str]) -> str:
     """The space between two tokens."""
     (pkind, pvalue), (kind, value) = previous, current
     if kind == "unit":
-        return "" if value in _ATTACHED_UNITS or value.startswith("/") else " "
+        attached = value in _ATTACHED_UNITS or value.startswith("/") or value.partition("/")[0] in _ATTACHED_UNITS
+        return "" if attached else " "  # 200k/s, as a count per second is written
     if value in (",", ")", "]", ":") or pvalue in ("(", "[") or pkind == "unary":
         return ""
     if value in _TIGHT or pvalue in _TIGHT or value in _TIGHT_LEFT:

@@ -78,6 +78,11 @@ GOLDEN = {
         "    16.8 M elements\n",
         H100 + TENSOR + "set tolerance = 10%\ny = x * 2:\n    t_mem / t_math ≈ 80×\n    busy_share ≈ 100%\n"
         "    16.8M elements\n"),
+    "binary count suffixes and counts per second written against their number": (
+        H100 + TENSOR + "y = x * 2\nt = 10Ki launches of y\ns = decode llama3-8b, batch 1, context 32Ki\n"
+        "s.tokens_per_s ≈ 20 /s\nw = 200 k/s\ns.tokens_per_s ≈ 1.2 k tokens/s\n",
+        H100 + TENSOR + "y = x * 2\nt = 10Ki launches of y\ns = decode llama3-8b, batch 1, context 32Ki\n"
+        "s.tokens_per_s ≈ 20/s\nw = 200k/s\ns.tokens_per_s ≈ 1.2k tokens/s\n"),
     "a lower bound keeps its plus": (
         H100 + "device.hbm_latency = 400+ cycles\n",
         H100 + "device.hbm_latency = 400+ cycles\n"),
