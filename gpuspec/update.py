@@ -19,15 +19,17 @@ Edit = tuple[int, int, int, str]  # line, column, end column (exclusive), new te
 
 
 def replacements(verdicts: list[Verdict]) -> dict[str, list[Edit]]:
-    """By file, the edits (line, column, end_column, new text) that make each failing model claim true.
+    """By file, the edits (line, column, end_column, new text) that make each failing claim true: by the model's
+    value, or for a claim about real hardware by the measured or calibrated one (`_rewritten_by`).
 
     Claims about words (bounds) take the computed word; ranges, bounds and open bounds are left for a person,
     as are values written as arithmetic and values no number can be written for (negative or not finite).
     """
     edits: dict[str, dict[tuple[int, int], Edit]] = {}
+    measured = {id(v.claim) for v in verdicts if v.source == "measured" and v.actual is not None}
     for verdict in verdicts:
         claim = verdict.claim
-        if verdict.status != "fail" or verdict.source != "model" or verdict.actual is None:
+        if verdict.status != "fail" or verdict.actual is None or verdict.source != _rewritten_by(claim, measured):
             continue
         expected = claim.expected
         if expected.span is None or claim.comparator not in ("=", "≈") or expected.kind not in ("point", "word"):
@@ -52,6 +54,15 @@ def replacements(verdicts: list[Verdict]) -> dict[str, list[Edit]]:
         # One edit per place, however often the claim was reported.
         edits.setdefault(span.file, {})[(span.line, span.column)] = (span.line, span.column, span.end_column, new)
     return {path: list(found.values()) for path, found in edits.items()}
+
+
+def _rewritten_by(claim, measured: set[int]) -> str:
+    """The source whose value a claim's number is rewritten to: the model's, where the claim is checked against it;
+    a claim about real hardware (`in practice`) the measurement's, where there is one, else the calibrated
+    source's (the device's published profile, or the profile given)."""
+    if "model" in claim.sources:
+        return "model"
+    return "measured" if id(claim) in measured and "measured" in claim.sources else "calibrated"
 
 
 def number_for(verdict: Verdict) -> str | None:
