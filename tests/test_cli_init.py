@@ -143,4 +143,16 @@ def test_init_prints_the_note_under_the_job_when_the_install_needs_a_person(tmp_
     monkeypatch.setattr(starter, "installed", lambda: starter.Install(starter._PLACEHOLDER, "put the address in"))
     code, out, _ = init(capsys, tmp_path)
     assert code == EXIT_OK and f"    - run: {starter._PLACEHOLDER}\n" in out
-    assert out.endswith("      if: always()\n\nput the address in\n")
+    assert out.endswith("    - run: gpuspec check --format github specs/\n\nput the address in\n")
+
+
+def test_the_ci_job_writes_the_job_summary_once():
+    # `--format github` appends the Markdown report to GITHUB_STEP_SUMMARY itself: a step of its own that writes
+    # the summary too would show the report twice
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme_job = readme[readme.index("```yaml\ngpuspec:\n"):]
+    readme_job = readme_job[:readme_job.index("```\n", 8)]
+    for job in (starter.ci_job(starter.installed()), readme_job):
+        runs = [line for line in job.splitlines() if "gpuspec check" in line]
+        assert len(runs) == 1 and "--format github" in runs[0], job
+        assert "GITHUB_STEP_SUMMARY" not in job
