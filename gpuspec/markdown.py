@@ -118,7 +118,9 @@ def _prose_comments(lines: list[str], first: int, end: int, token) -> list[Prose
     found: list[ProseComment] = []
     for index, column in written:
         row = rows[index]
-        content = comments[0] if comments and (index, column) not in in_code else None
+        backslashes = len(row[:column]) - len(row[:column].rstrip("\\"))
+        shown = (index, column) in in_code or backslashes % 2 == 1  # `\<!--` is text, as in a code span
+        content = comments[0] if comments and not shown else None
         if content is not None and row.startswith(content.split("\n")[0], column):
             comments.pop(0)
             head = content.split("\n")[0]

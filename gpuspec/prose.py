@@ -117,10 +117,16 @@ def _read(path: str, row: str, comment) -> _Check | None:
         raise _misuse("number-check-unclosed", "this number check is not closed on its line", whole,
                       f"end the comment with `-->` on the same line: {_EXAMPLE}")
     if comment.where == "code":
-        if _number_before(row[:comment.column - 1], also="`") is None:
+        shown = row[:comment.column - 1]
+        escaped_mark = shown.endswith("\\")  # `3.6 ms\<!-- gpu: ... -->`: Markdown shows the comment as text
+        if _number_before(shown[:-1] if escaped_mark else shown, also="`") is None:
             return None  # the syntax shown as text (`<!-- gpu: ≈ NAME.METRIC -->` in backticks): not a use
-        raise _misuse("number-check-in-code", "this number check is inside a code span (or escaped), so a reader "
-                      "sees the comment as text and gpuspec does not read it", whole,
+        if escaped_mark:
+            raise _misuse("number-check-in-code", "this number check is escaped (`\\<!--`), so a reader sees the "
+                          "comment as text and gpuspec does not read it", whole,
+                          "remove the backslash before `<!--`")
+        raise _misuse("number-check-in-code", "this number check is inside a code span, so a reader sees the comment "
+                      "as text and gpuspec does not read it", whole,
                       "take the number and the comment out of the backticks; to show the syntax as an example, "
                       "write it in a fenced block")
     if comment.where == "multiline":

@@ -173,6 +173,17 @@ def test_a_number_check_inside_a_code_span_is_an_error(tmp_path):
     assert "out of the backticks" in error.help
 
 
+def test_an_escaped_number_check_is_an_error_that_says_to_remove_the_backslash(tmp_path):
+    # `\<!--` is shown to readers as text, and gpuspec read nothing of it: it was silently no check at all
+    sentence = "Escaped: 5.0 ms\\<!-- gpu: ≈ tiny.time -->, and 5.0 ms<!-- gpu: ≈ tiny.time -->."
+    error = only_error(check(tmp_path, sentence))
+    assert error.code == "number-check-in-code" and error.span.column == sentence.index("<!--") + 1
+    assert "escaped" in error.message and error.help == "remove the backslash before `<!--`"
+    # a backslash before the syntax shown as text, with no number before it, is still no use
+    report = check(tmp_path, "Write \\<!-- gpu: ≈ NAME.METRIC --> after a number.")
+    assert not report.diagnostics and not report.verdicts
+
+
 def test_a_number_in_a_code_span_before_a_comment_is_an_error(tmp_path):
     assert_error_at(tmp_path, "It takes `5.0 ms`<!-- gpu: ≈ tiny.time -->.", "number-check-no-number", "<!--",
                     "outside the backticks")
