@@ -297,10 +297,30 @@ def _report_arguments(report) -> None:
                         help="check against saved results (repeat for several files)")
 
 
+_MOST_SECONDS = 1_000_000  # about 11 days: beyond it a wait overflows what the OS takes (select, poll)
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds as --timeout and --budget take it: finite, above 0 and at most _MOST_SECONDS (the
+    error is argparse's, naming the option)."""
+    import math
+
+    from gpuspec.text import escaped
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= _MOST_SECONDS:  # nan, inf, 0 and below
+        raise argparse.ArgumentTypeError(f"takes a number of seconds above 0 and at most {_MOST_SECONDS} (such as "
+                                         f"600 or 0.5), not `{escaped(text)}`")
+    return value
+
+
 def _harness_options(group) -> None:
-    group.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+    group.add_argument("--timeout", type=_seconds, default=600.0, metavar="SECONDS",
                        help="stop a spec's harness after this long (default 600)")
-    group.add_argument("--budget", type=float, default=2.0, metavar="SECONDS",
+    group.add_argument("--budget", type=_seconds, default=2.0, metavar="SECONDS",
                        help="seconds of sampling per workload, at most (default 2)")
     group.add_argument("--harness-device", choices=("cuda", "cpu"), default="cuda",
                        help="cpu runs the kernels under the Triton interpreter (to rehearse without a GPU)")

@@ -74,3 +74,27 @@ def test_a_file_name_with_control_characters_is_escaped_in_the_error(tmp_path, c
     assert main(["explain", f"{path}:50"]) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err and "past the end of the file" in err
+
+
+@pytest.mark.parametrize("command", [["check", "--measure", "--fake-timer", "--harness-device", "cpu"],
+                                     ["calibrate", "--out", "p.json", "--fake-timer"]])
+@pytest.mark.parametrize("option", ["--timeout", "--budget"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "1e400", "abc", "1e7", "\x1b[2J"])
+def test_seconds_that_are_no_time_to_wait_are_usage_errors(tmp_path, monkeypatch, capsys, command, option, value):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.gpu").write_text(SPEC, encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        main([*command, f"{option}={value}", *(["a.gpu"] if command[0] == "check" else [])])
+    assert stop.value.code == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: gpuspec {command[0]}") and "Traceback" not in err and "\x1b" not in err
+    (mistake,) = [line for line in err.splitlines() if ": error: " in line]
+    assert f"argument {option}: takes a number of seconds above 0 and at most 1000000" in mistake
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_seconds_in_range_are_taken(tmp_path, monkeypatch):
+    from gpuspec.cli import _parser
+
+    args = _parser("check").parse_args(["check", "--timeout", "0.5", "--budget", "1e6"])
+    assert (args.timeout, args.budget) == (0.5, 1e6)
