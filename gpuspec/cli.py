@@ -39,7 +39,35 @@ COMMAND_EXIT_CODES = f"""exit codes (`gpuspec COMMAND --help` says what each mea
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command `argv` names; its exit status. Standard output and error are written through _Output: a
+    write that fails ends nothing half way, and the status says it (_unwritten)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    _never_fail_to_encode()
+    stdout, stderr = sys.stdout, sys.stderr
+    out, err = _Output(stdout), _Output(stderr)
+    sys.stdout, sys.stderr = out, err
+    code: int | str | None = EXIT_INTERNAL
+    stopped = False
+    try:
+        code = _main(argv)
+    except SystemExit as stop:  # argparse's: usage errors (2), --help and --version (0)
+        code, stopped = stop.code, True
+    finally:
+        out.flush()
+        err.flush()
+        sys.stdout, sys.stderr = stdout, stderr
+        if out.error is not None or err.error is not None:
+            code = _unwritten(out.error, _named_command(argv), code)
+            if out.error is not None:
+                _discard(stdout)
+            if err.error is not None:
+                _discard(stderr)
+    if stopped:
+        raise SystemExit(code)
+    return code
+
+
+def _main(argv: list[str]) -> int:
     parser = _parser(_named_command(argv))
     args, unknown = parser.parse_known_args(argv)
     if not getattr(args, "command", None):
@@ -53,7 +81,6 @@ def main(argv: list[str] | None = None) -> int:
         unknown.remove(args.target)
     if unknown:  # said with the subcommand's usage, not the top level's (argparse would give gpuspec's)
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    _never_fail_to_encode()
     with _sigterm_as_ctrl_c() as terminated:
         code = _run(args)
     return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
@@ -89,14 +116,73 @@ def run() -> None:
     sys.exit(code)
 
 
+class _Output:
+    """Standard output (or error) as a command writes it: the first write or flush that fails (the reader closed
+    the pipe: `gpuspec check | head -1`; a full disk: `> /dev/full`) is kept in `error`, and what is written after it
+    is dropped, so the command runs to its end and its exit status stands (main then says what was lost)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.error: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.error is None and self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except OSError as error:  # BrokenPipeError, ENOSPC, EIO
+                self.error = error
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None and self._stream is not None:
+            try:
+                self._stream.flush()
+            except OSError as error:
+                self.error = error
+
+    def __getattr__(self, name: str):  # isatty, encoding, fileno: the stream's own
+        return getattr(self._stream, name)
+
+
+def _unwritten(out: OSError | None, command: str | None, code):
+    """The exit status of a command whose output could not all be written. A closed pipe is the reader's choice
+    (`| head`): the command's own status stands. Any other failure to write standard output (a full disk) is said on
+    standard error and exits 2 (as `check --output` and `report` do for a file they cannot write), unless the
+    command's status already says something worse than a failing claim; stderr itself is not worth a status."""
+    if out is None or isinstance(out, BrokenPipeError):
+        return code
+    try:
+        print(shown_line(f"gpuspec{' ' + command if command else ''}: error: standard output could not be "
+                         f"written ({out.strerror or out}): the output is incomplete"), file=sys.stderr)
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001  (stderr is broken too: the exit status still says it)
+        pass
+    return EXIT_INVALID if code in (EXIT_OK, EXIT_FAILED, EXIT_NOTHING, None) else code
+
+
+def _discard(stream) -> None:
+    """Send what `stream` still holds, and anything written to it later, to the null device: its descriptor is
+    closed or full, and the interpreter's own flush at exit would otherwise print a traceback-like complaint and
+    exit 120."""
+    try:
+        descriptor = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):  # not a file (a test's capture): nothing is pending
+        return
+    try:
+        os.dup2(null, descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(null)
+
+
 def _run(args) -> int:
     try:
         return args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_OK
     except Exception as error:  # a bug: never exit 1 (a failing claim) nor show a traceback unasked
         return _internal_error(error)
 
