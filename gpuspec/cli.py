@@ -26,12 +26,13 @@ from gpuspec.version import __version__
 
 DEBUG = "GPUSPEC_DEBUG"  # set to 1 to see the traceback of an internal error
 
-# Every command's exit statuses; `check --help` gives check's own words (report.EXIT_CODES).
+# Every command's exit statuses; each command's --help lists its own, in its words (_COMMANDS).
 COMMAND_EXIT_CODES = f"""exit codes (`gpuspec COMMAND --help` says what each means for that command):
   {EXIT_OK}    done: every claim checked holds, nothing to reformat
   {EXIT_FAILED}    a claim fails (check, report); a file would change (fmt --check, fmt --diff); calibrate could
        not measure
-  {EXIT_INVALID}    the input is invalid or the command is misused (errors win over failures)
+  {EXIT_INVALID}    the input is invalid or the command is misused (errors win over failures), or the output
+       could not be written
   {EXIT_INTERNAL}    an internal error in gpuspec (a bug: please report it; {DEBUG}=1 shows the traceback)
   {EXIT_NOTHING}    nothing was checked (check, report): no spec files or claims, or every claim skipped
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
@@ -360,14 +361,16 @@ def _models_arguments(models) -> None:
 
 def _plot_arguments(plot) -> None:
     pictures = plot.add_subparsers(dest="picture", metavar="PICTURE", required=True)
-    roofline = pictures.add_parser("roofline", help="the device's roofline with each workload as a point")
+    roofline = pictures.add_parser("roofline", help="the device's roofline with each workload as a point",
+                                   epilog=_PLOT_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     roofline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="spec files, or one workload's line")
     roofline.add_argument("--profile", metavar="FILE", help="a calibration profile: draw the calibrated source too")
     roofline.add_argument("--results", metavar="FILE", action="append", default=[],
                           help="saved results: draw the measured source too (repeat for several files)")
     roofline.add_argument("--own-axes", action="store_true", help="each device's panel on its own axis ranges "
                           "(default: one range for all, so that devices compare by eye)")
-    timeline = pictures.add_parser("timeline", help="a launch stream as the queue plays it out: host and GPU")
+    timeline = pictures.add_parser("timeline", help="a launch stream as the queue plays it out: host and GPU",
+                                   epilog=_PLOT_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     timeline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="a spec file, or one stream's line")
     for picture, run in ((roofline, _plot_roofline), (timeline, _plot_timeline)):
         picture.add_argument("--out", metavar="FILE", required=True, help="the picture to write: .png or .svg")
@@ -912,24 +915,73 @@ def _fmt_diff(before: str, formatted: str, shown: str) -> str:
     return diff or shown_line(f"{shown}: every line break becomes {newline_of(formatted)}") + "\n"
 
 
-# Each command: its name, how it is listed (add_parser's options), its arguments, and what runs it (None for plot,
-# whose pictures say).
+def _exit_codes(*own: tuple[int, str]) -> str:
+    """A command's exit statuses for its --help: its own (status, meaning) pairs, then those every command shares
+    (misuse, an internal error, Ctrl-C, SIGTERM), aligned as check's table (report.EXIT_CODES) is."""
+    shared = ((EXIT_INTERNAL, f"an internal error in gpuspec (a bug: please report it; {DEBUG}=1 shows the "
+                              "traceback)"),
+              (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"), (EXIT_TERMINATED, "terminated (SIGTERM: stopped as Ctrl-C "
+                                                                            "stops it)"))
+    import textwrap
+
+    rows = sorted({code: words for code, words in (*own, *shared)}.items())
+    return "exit codes:\n" + "\n".join(textwrap.fill(words, 116, initial_indent=f"  {code:<4} ",
+                                                      subsequent_indent=" " * 7) for code, words in rows)
+
+
+_UNWRITTEN = "or standard output could not be written (a full disk; a pipe its reader closed keeps the status)"
+_CHECK_EXIT_CODES = f"{EXIT_CODES}\n(a report that could not be written, to --output or standard output: {EXIT_INVALID})"
+_REPORT_EXIT_CODES = f"{EXIT_CODES}\n(a report that could not be written: {EXIT_INVALID})"
+_FMT_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "every file is laid out (or was rewritten so); with --check or --diff, none would change"),
+    (EXIT_FAILED, "with --check or --diff: a file would change"),
+    (EXIT_INVALID, f"a file cannot be read, parsed or written, or the command is misused, {_UNWRITTEN}"))
+_INIT_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "the starter spec was written, and the snippets printed"),
+    (EXIT_INVALID, f"specs/example.gpu is there already, or cannot be written, {_UNWRITTEN}"))
+_CALIBRATE_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "the profile was written"),
+    (EXIT_FAILED, "calibration could not measure (a harness failed)"),
+    (EXIT_INVALID, f"nothing can measure here (no GPU, no torch), or the command is misused, {_UNWRITTEN}"))
+_EXPLAIN_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "explained"),
+    (EXIT_INVALID, f"the spec is invalid, FILE:LINE names no line or nothing on it, or the command is misused, "
+                   f"{_UNWRITTEN}"))
+_CATALOG_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "shown"),
+    (EXIT_INVALID, f"a name the catalog does not hold, or the command is misused, {_UNWRITTEN}"))
+_HARNESS_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "the program was printed"),
+    (EXIT_INVALID, f"the spec is invalid, FILE:LINE names no line or no workload, nothing there can be measured, "
+                   f"or the command is misused, {_UNWRITTEN}"))
+_PLOT_EXIT_CODES = _exit_codes(
+    (EXIT_OK, "the picture was written"),
+    (EXIT_INVALID, f"the spec is invalid, nothing there can be drawn, matplotlib is missing, the picture cannot be "
+                   f"written, or the command is misused, {_UNWRITTEN}"))
+
+# Each command: its name, how it is listed (add_parser's options: its help and the exit statuses its own --help
+# lists), its arguments, and what runs it (None for plot, whose pictures say).
 _RAW = argparse.RawDescriptionHelpFormatter
 _COMMANDS = (
-    ("check", {"help": "check every claim in spec files and folders", "epilog": EXIT_CODES, "formatter_class": _RAW},
-     _check_arguments, _check),
-    ("fmt", {"help": "lay out spec files (and Markdown gpu blocks) in the canonical way"}, _fmt_arguments, _fmt),
+    ("check", {"help": "check every claim in spec files and folders", "epilog": _CHECK_EXIT_CODES,
+               "formatter_class": _RAW}, _check_arguments, _check),
+    ("fmt", {"help": "lay out spec files (and Markdown gpu blocks) in the canonical way", "epilog": _FMT_EXIT_CODES,
+             "formatter_class": _RAW}, _fmt_arguments, _fmt),
     ("init", {"help": "write a starter spec (specs/example.gpu) and print the pre-commit entry and a CI job to copy; "
-                      "nothing is overwritten"}, _init_arguments, _init),
-    ("calibrate", {"help": "measure this GPU's ceilings into a profile"}, _calibrate_arguments, _calibrate),
-    ("explain", {"help": "print how every metric of a spec is derived"}, _explain_arguments, _explain),
-    ("devices", {"help": "list the device catalog, show one device, or compare several"}, _devices_arguments,
-     _devices),
-    ("harness", {"help": "print the measuring program of a spec (or of one workload)"}, _harness_arguments,
-     _harness),
-    ("models", {"help": "list the LLM catalog, or show one model"}, _models_arguments, _models),
-    ("plot", {"help": "draw the roofline or a launch timeline (needs the plot extra)"}, _plot_arguments, None),
+                      "nothing is overwritten", "epilog": _INIT_EXIT_CODES, "formatter_class": _RAW},
+     _init_arguments, _init),
+    ("calibrate", {"help": "measure this GPU's ceilings into a profile", "epilog": _CALIBRATE_EXIT_CODES,
+                   "formatter_class": _RAW}, _calibrate_arguments, _calibrate),
+    ("explain", {"help": "print how every metric of a spec is derived", "epilog": _EXPLAIN_EXIT_CODES,
+                 "formatter_class": _RAW}, _explain_arguments, _explain),
+    ("devices", {"help": "list the device catalog, show one device, or compare several",
+                 "epilog": _CATALOG_EXIT_CODES, "formatter_class": _RAW}, _devices_arguments, _devices),
+    ("harness", {"help": "print the measuring program of a spec (or of one workload)", "epilog": _HARNESS_EXIT_CODES,
+                 "formatter_class": _RAW}, _harness_arguments, _harness),
+    ("models", {"help": "list the LLM catalog, or show one model", "epilog": _CATALOG_EXIT_CODES,
+                "formatter_class": _RAW}, _models_arguments, _models),
+    ("plot", {"help": "draw the roofline or a launch timeline (needs the plot extra)", "epilog": _PLOT_EXIT_CODES,
+              "formatter_class": _RAW}, _plot_arguments, None),
     ("report", {"help": "write one HTML or Markdown file: every claim and source, failures first, with the pictures",
-                "epilog": EXIT_CODES + f"\n(a report that could not be written: {EXIT_INVALID})",
-                "formatter_class": _RAW}, _report_arguments, _report),
+                "epilog": _REPORT_EXIT_CODES, "formatter_class": _RAW}, _report_arguments, _report),
 )

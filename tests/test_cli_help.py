@@ -58,3 +58,27 @@ def test_the_readme_table_lists_the_same_exit_codes():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     table = readme.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
     assert {int(code) for code in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)} == defined_codes()
+
+
+# What each command can exit with: every command lists its own, and no code cli.py does not define
+OWN_CODES = {
+    ("check",): {0, 1, 2, 3, 5, 130, 143}, ("report",): {0, 1, 2, 3, 5, 130, 143},
+    ("fmt",): {0, 1, 2, 3, 130, 143}, ("calibrate",): {0, 1, 2, 3, 130, 143},
+    ("init",): {0, 2, 3, 130, 143}, ("explain",): {0, 2, 3, 130, 143}, ("devices",): {0, 2, 3, 130, 143},
+    ("models",): {0, 2, 3, 130, 143}, ("harness",): {0, 2, 3, 130, 143}, ("plot",): {0, 2, 3, 130, 143},
+    ("plot", "roofline"): {0, 2, 3, 130, 143}, ("plot", "timeline"): {0, 2, 3, 130, 143},
+}
+
+
+def test_every_command_is_listed_here():
+    assert {name for name, *_ in cli._COMMANDS} == {argv[0] for argv in OWN_CODES}
+
+
+@pytest.mark.parametrize("argv", sorted(OWN_CODES), ids=" ".join)
+def test_each_commands_help_lists_its_exit_codes(capsys, argv):
+    shown = help_of(capsys, *argv)
+    listed = listed_codes(shown)
+    assert listed == OWN_CODES[argv] and listed <= defined_codes()
+    table = shown.split("exit codes", 1)[1]
+    assert all(len(line) <= 120 for line in table.splitlines())
+    assert re.search(rf"^  {cli.EXIT_INVALID} +.*\S", table, re.MULTILINE)  # each code says what it means
