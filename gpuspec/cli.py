@@ -475,7 +475,9 @@ def _check(args) -> int:
         sys.stdout.write(rendered)
     if report.nothing_checked() and (args.output or args.format != "text") and not silent:  # else the report says it
         print(shown_line(report.nothing_checked()), file=sys.stderr)
-    code = _update(report, silent) if args.update else report.exit_code
+    # what --update did is a notice: beside a text report on stdout, else on stderr (stdout is the JSON, XML...)
+    code = _update(report, silent, sys.stdout if args.format == "text" else sys.stderr) if args.update else \
+        report.exit_code
     if code == EXIT_OK and report.exit_code == EXIT_NOTHING:  # --update had nothing to rewrite
         code = EXIT_NOTHING
     return EXIT_OK if code == EXIT_NOTHING and args.allow_nothing_checked else code
@@ -557,7 +559,9 @@ def _render(report, format: str, verbose: bool) -> str:
     return importlib.import_module(f"gpuspec.report.{format}").render(report)
 
 
-def _update(report, silent: bool = False) -> int:
+def _update(report, silent: bool = False, notices=None) -> int:
+    """Rewrite each failing claim's number (check --update); what was done is said on `notices` (stdout by
+    default), refusals on stderr."""
     from gpuspec.api import update_failing
 
     updated = update_failing(report)
@@ -573,7 +577,7 @@ def _update(report, silent: bool = False) -> int:
         notes.append(f"{updated.left} failing claim{'' if one else 's'} need{'s' if one else ''} a person (ranges, "
                      "bounds, arithmetic, other sources)")
     print(f"updated {changed} claim{'s' * (changed != 1)} in {files} file{'s' * (files != 1)}"
-          + "".join(f"; {note}" for note in notes))
+          + "".join(f"; {note}" for note in notes), file=notices or sys.stdout)
     if updated.refused:
         return EXIT_INVALID
     if report.diagnostics:

@@ -120,3 +120,18 @@ def test_standard_input_is_read_for_a_dash(tmp_path):
                             text=True, cwd=tmp_path)
     assert result.returncode == 1
     assert "<stdin>:3:36: fail:" in result.stdout
+
+
+def test_update_says_what_it_did_on_stderr_beside_a_machine_format(tmp_path, capsys):
+    import xml.etree.ElementTree as ElementTree
+
+    for format, parse in (("json", json.loads), ("junit", ElementTree.fromstring)):
+        path = write(tmp_path, FAILING)
+        assert main(["check", "--update", "--format", format, str(path)]) == 0
+        captured = capsys.readouterr()
+        parse(captured.out)  # the report alone: nothing after it
+        assert "updated 1 claim in 1 file" in captured.err and "updated" not in captured.out
+        assert "62 waves\n" in path.read_text(encoding="utf-8").splitlines(keepends=True)[2]
+    path = write(tmp_path, FAILING)
+    assert main(["check", "--update", str(path)]) == 0  # beside the text report, on stdout as before
+    assert capsys.readouterr().out.splitlines()[-1] == "updated 1 claim in 1 file"
