@@ -4,6 +4,7 @@ formula's (each operand a number, in its place) and give the result shown. Arith
 values and device facts are rendered too, and so is what a verdict says of each value."""
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -29,6 +30,37 @@ g = 10000 launches of z as a CUDA graph:
     time > 0 s
 one = 1 launches of z:
     time > 0 s
+small = fp32[4096]
+tiny = small * 2
+gt = 10000 launches of tiny as a CUDA graph
+replayed = 100 launches of gt
+synced = 100 launches of z
+set sync = per_launch
+synced_each = 100 launches of y
+set sync = none
+set launched_from = cpp
+from_cpp = 1000 launches of tiny
+set launched_from = pytorch
+graph_of_eager = 1000 launches of y as a CUDA graph
+rows = fp16[8192, 4096]
+sm = softmax(rows) eager
+norm = layernorm(rows) fused
+streamed_rows = 100 launches of sm
+q = bf16[1, 32, 4096, 128]
+kv = bf16[1, 8, 4096, 128]
+att = attention(q, kv, kv) eager
+flash = attention(q, kv, kv, causal) fused
+qd = bf16[1, 32, 1, 128]
+att_step = attention(qd, kv, kv) fused
+m1 = bf16[4096, 4096]
+mm = m1 @ m1
+mms = 100 launches of mm
+d1 = decode llama3-8b, batch 1, context 4096, 15 kernels per layer eager
+d2 = decode llama3-70b, batch 8, tp 8 compiled as a CUDA graph
+pf = prefill llama2-7b, batch 1, prompt 2048 compiled as a CUDA graph
+tr = train llama3-8b, batch 512, context 4096, gpus 64
+ar = all_reduce(1 GB) across 8 GPUs over nvlink
+ag = all_gather(1 GB) across 8 GPUs over pcie
 a = 3
 b = 2
 a / b ≈ 9
@@ -50,12 +82,36 @@ y.time * 1e9 > 1 s
 """
 
 
-def _explanations():
+PROGRAMS = [api.load_spec(path).program for path in [*sorted((ROOT / "specs").glob("*.gpu")), ROOT / "README.md"]]
+PROGRAMS.append(api.compile_text(SpecText("kinds.gpu", EXTRA)))
+
+
+def _estimates() -> list:
+    """Every workload's estimate, by the model and by its device's published profile (the real-hardware rules), with
+    every metric its kind has computed (what cannot be is left out): each a (estimate, {metric: value})."""
+    from gpuspec import model
+    from gpuspec.sources import NotAvailable, Published
+
     found = []
-    for path in sorted((ROOT / "specs").glob("*.gpu")):
-        found.extend(api.explain(path))
-    found.extend(api.explain_program(api.compile_text(SpecText("kinds.gpu", EXTRA))))
+    for program in PROGRAMS:
+        for _, _, workload in program.workloads:
+            estimates = [model.estimate(workload)]
+            try:
+                estimates.append(Published().estimate(workload))
+            except NotAvailable:
+                pass
+            for estimate in estimates:
+                metrics = {}
+                for name in estimate.names():
+                    try:
+                        metrics[name] = estimate[name]
+                    except model.ModelError:
+                        pass
+                found.append((estimate, metrics))
     return found
+
+
+ESTIMATES = _estimates()
 
 
 def _verdicts():
@@ -70,7 +126,8 @@ VERDICTS = _verdicts()
 
 
 def _values() -> list:
-    """Every value the explanations and verdicts hold, and every value it was derived from, each once."""
+    """Every metric of every estimate and every value a verdict holds, and every value they were derived from, each
+    once."""
     values: list = []
     seen: set[int] = set()
 
@@ -82,8 +139,8 @@ def _values() -> list:
         for child in value.inputs:
             walk(child)
 
-    for item in _explanations():
-        for value in item.values:
+    for _, metrics in ESTIMATES:
+        for value in metrics.values():
             walk(value)
     for verdict in VERDICTS:
         if verdict.actual is not None:
@@ -114,7 +171,7 @@ def test_no_doubled_words():
 
 
 def test_one_of_a_thing_is_singular():
-    slips = _lines_matching(r"(?<![\d.,])1 (?!FLOPs\b)[a-z]+(?<!s)s\b")
+    slips = _lines_matching(r"(?<![\d.,])1 (?!(?:FLOPs|[pnµm]s)\b)[a-z]+(?<!s)s\b")
     assert not slips, "\n".join(slips)
 
 
@@ -144,9 +201,9 @@ def arithmetic(text: str) -> tuple[float, int, float] | None:
     position = 0
     for match in _QUANTITY.finditer(text):
         between = text[position:match.start()]
-        if re.search(r"[^ ×/+\-()]", between):
+        if re.search(r"[^ ×/+\-(),⌈⌉⌊⌋]", re.sub(r"\b(max|min)\(", "(", between)):
             return None
-        python.append(between.replace("×", "*"))
+        python.append(_operators(between))
         number = float(match[1].replace(",", ""))
         if match[4]:
             number /= 100
@@ -157,20 +214,26 @@ def arithmetic(text: str) -> tuple[float, int, float] | None:
         python.append(repr(number))
         largest = max(largest, abs(number))
         position = match.end()
-    if re.search(r"[^ ×/+\-()]", text[position:]) or not python:
+    if re.search(r"[^ ×/+\-(),⌈⌉⌊⌋]", text[position:]) or not python:
         return None
-    python.append(text[position:].replace("×", "*"))
+    python.append(_operators(text[position:]))
     try:
         return _Arithmetic("".join(python)).value(), operators, largest
     except (ValueError, ZeroDivisionError):
         return None
 
 
+def _operators(text: str) -> str:
+    return (text.replace("×", "*").replace("max(", "M(").replace("min(", "m(").replace("⌈", "C(").replace("⌉", ")")
+            .replace("⌊", "F(").replace("⌋", ")"))
+
+
 class _Arithmetic:
-    """Numbers, + - * / and parentheses, by precedence: the only text this test reads as a calculation."""
+    """Numbers, + - * / and parentheses by precedence, max, min, ⌈⌉ and ⌊⌋: the only text this test reads as a
+    calculation."""
 
     def __init__(self, text: str):
-        self.tokens = re.findall(r"\d+(?:\.\d*)?(?:e[+\-]?\d+)?|[+\-*/()]|\S", text)
+        self.tokens = re.findall(r"\d+(?:\.\d*)?(?:e[+\-]?\d+)?|[MmCF]\(|[+\-*/(),]|\S", text)
         self.at = 0
 
     def value(self) -> float:
@@ -213,6 +276,17 @@ class _Arithmetic:
             return result
         if token == "-":
             return -self._atom()
+        if token in ("M(", "m(", "C(", "F("):
+            arguments = [self._sum()]
+            while self._next() == ",":
+                self.at += 1
+                arguments.append(self._sum())
+            if self._next() != ")":
+                raise ValueError("unclosed")
+            self.at += 1
+            apply = {"M(": max, "m(": min, "C(": lambda x: math.ceil(x - 1e-9 * abs(x)),
+                     "F(": lambda x: math.floor(x + 1e-9 * abs(x))}[token]
+            return apply(*arguments)
         return float(token)
 
 
@@ -224,8 +298,11 @@ def test_arithmetic_helper_reads_si_numbers():
     assert arithmetic("52.3%")[0] == pytest.approx(0.523)
     assert arithmetic("1.34 million /s")[0] == pytest.approx(1.34e6)
     assert arithmetic("2 days / 1 h")[0] == pytest.approx(48)
-    assert arithmetic("max(1 s, 2 s)") is None
+    assert arithmetic("max(1 s, 2 s)")[0] == 2 and arithmetic("min(1 s, 2 s) + 1 s")[0] == 2
+    assert arithmetic("⌈16,777,216 / 256⌉")[0] == 65_536 and arithmetic("⌈2.5 / 2⌉")[0] == 2
     assert arithmetic("the queue: 1 launch") is None
+    assert place("20.0 µs") == pytest.approx(1e-7) and place("16,777,216") == 1 and place("52.3%") == pytest.approx(0.001)
+    assert place("4.36e23 B") == pytest.approx(1e21) and place("1.34 million /s") == pytest.approx(1e4)
 
 
 def _steps(line: str) -> list[str]:
@@ -233,23 +310,47 @@ def _steps(line: str) -> list[str]:
     return line.split(" = ")
 
 
+def place(text: str) -> float:
+    """The place value of the last digit a number shows, in SI units: 1e-7 for `20.0 µs`, 1 for `16,777,216`."""
+    match = _QUANTITY.search(text)
+    number = float(match[1].replace(",", ""))
+    mantissa, _, exponent = match[1].replace(",", "").partition("e")
+    value = 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
+    return value * abs(arithmetic(text)[0]) / number if number else value
+
+
+def gives(numbers: str, result: str) -> bool | None:
+    """Whether the numbers shown, worked out, come to the result shown, to its last digit; None unless both are
+    plain arithmetic."""
+    computed, shown = arithmetic(numbers), arithmetic(result)
+    if computed is None or shown is None or computed[1] + numbers.count("(") == 0:
+        return None
+    return abs(computed[0] - shown[0]) <= place(result) / 2 * 1.000001 + 1e-12 * abs(shown[0])
+
+
+def test_the_check_refuses_numbers_that_do_not_give_the_result():
+    assert gives("25.0 ms - 25.0 ms", "2.50 µs") is False and gives("25.0025 ms - 25.0000 ms", "2.50 µs")
+    assert gives("20.0 µs + 20.0 µs", "40.1 µs") is False and gives("20.03 µs + 20.03 µs", "40.1 µs")
+    assert gives("6.21 ms / 6.21 ms", "99.9%") is False and gives("67.1 MB / 3.35 TB/s", "20.0 µs")
+    assert gives("max(40.1 µs, 501 ns, 2.00 µs)", "40.1 µs") and gives("⌈16,777,216 / 256⌉", "65,536")
+
+
 def test_substituted_numbers_give_the_result_shown():
+    """Every formula's numbers, worked out by hand, give its result to the digit shown: a difference or a sum of
+    rounded numbers shows the digits it takes (`25.0025 ms - 25.0000 ms = 2.50 µs`, never `25.0 ms - 25.0 ms`)."""
     checked, wrong = 0, []
     for line in LINES:
         steps = _steps(line)
-        if len(steps) < 4:
+        if len(steps) < 3:
             continue
-        numbers, result = steps[-2], steps[-1]
-        computed, result_value = arithmetic(numbers), arithmetic(result)
-        if computed is None or result_value is None:
+        verdict = gives(steps[-2], steps[-1])
+        if verdict is None:
             continue
         checked += 1
-        # a difference of rounded numbers is as exact as they are: `20.0 ms - 20.0 ms = 5.00 µs` is right
-        slack = 0.006 * computed[2] if " - " in numbers else 1e-30
-        if computed[0] != pytest.approx(result_value[0], rel=0.02, abs=slack):
-            wrong.append(f"{line}\n    gives {computed[0]:.4g}")
-    assert checked > 50
-    assert not wrong, "\n".join(wrong)
+        if not verdict:
+            wrong.append(f"{line}\n    gives {arithmetic(steps[-2])[0]:.6g}")
+    assert checked > 1000
+    assert not wrong, "\n".join(wrong[:40]) + f"\n({len(wrong)} in all)"
 
 
 def _derivation_of(claim_text: str) -> str:
@@ -261,7 +362,7 @@ def _derivation_of(claim_text: str) -> str:
 
 def test_a_formula_with_names_keeps_the_parentheses_it_was_computed_with():
     assert _derivation_of("(y.bytes_read + y.bytes_written) / device.hbm_bandwidth > 0 s") == \
-        "(y.bytes_read + y.bytes_written) / device.hbm_bandwidth = (134 MB + 134 MB) / 3.35 TB/s = 80.1 µs"
+        "(y.bytes_read + y.bytes_written) / device.hbm_bandwidth = (134.2 MB + 134.2 MB) / 3.35 TB/s = 80.1 µs"
     assert _derivation_of("y.bytes_read / (device.hbm_bandwidth * 2) > 0 s") == \
         "y.bytes_read / (device.hbm_bandwidth × 2) = 134 MB / (3.35 TB/s × 2) = 20.0 µs"
     assert _derivation_of("y.bytes_read - (y.bytes_written - y.bytes_read) > 0 B") == \
@@ -271,9 +372,10 @@ def test_a_formula_with_names_keeps_the_parentheses_it_was_computed_with():
 
 def test_an_arithmetic_claim_says_its_formula_once_with_every_number_it_substitutes():
     assert _derivation_of("a / b ≈ 9") == "a / b = 3 / 2 = 1.500"  # not `a / b = a / b = 3 / 2`
-    # the `× 2` is in the numbers as in the formula: not `y.bytes_read * 2 / hbm_bandwidth = 268 MB / 3.35 TB/s`
+    # the `× 2` is in the numbers as in the formula: not `y.bytes_read * 2 / hbm_bandwidth = 268 MB / 3.35 TB/s`;
+    # 134 MB × 2 / 3.35 TB/s would be 80.0 µs: the bytes take the digit that gives 80.1
     assert _derivation_of("y.bytes_read * 2 / device.hbm_bandwidth ≈ 1 s") == \
-        "y.bytes_read × 2 / device.hbm_bandwidth = 134 MB × 2 / 3.35 TB/s = 80.1 µs"
+        "y.bytes_read × 2 / device.hbm_bandwidth = 134.2 MB × 2 / 3.35 TB/s = 80.1 µs"
     assert _derivation_of("w ≈ 1 s") == "w = y.time = 80.1 µs"  # the metric by the name the spec gave it
 
 
@@ -297,7 +399,7 @@ def test_no_step_is_said_twice():
     assert not repeated, "\n".join(repeated)
 
 
-_NAME = re.compile(r"[A-Za-z_][\w.]*|\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
+_NAME = re.compile(r"(?<![\w.])(?!(?:max|min)\()[A-Za-z_][\w.]*|\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
 
 
 def _shape(formula: str) -> str:
@@ -334,8 +436,112 @@ def test_the_shape_check_catches_a_number_left_out():
     assert _shape("(a + b) / c") == _numbers_shape("(1.5 ms + 2 ms) / 1,000")
 
 
-def test_a_graphed_stream_shows_the_node_cost_in_its_formula():
+def test_a_graphed_stream_shows_the_node_cost_and_every_kernel_in_its_formula():
     graphed = [line for line in LINES if line.startswith("busy_time = kernels × (kernel_time + graph_node_cost) = ")]
     assert graphed, "no graphed stream rendered"
-    assert any(line.startswith("time = the queue: launches at graph_launch_cost each, GPU kernel_time + "
-                               "graph_node_cost per kernel = the queue: 1 launch at ") for line in LINES)
+    # one launch, then the kernels: the 10,000 of them are in the formula (the queue's words left them out)
+    assert "time = graph_launch_cost + kernels × (kernel_time + graph_node_cost) = 2.50 µs + 10,000 × (2.00 µs + " \
+           "500 ns) = 25.0 ms (one graph launch, then every node back to back)" in LINES
+    assert "idle_time = time - busy_time = 25.0025 ms - 25.0000 ms = 2.50 µs" in LINES
+
+
+def _whole(value) -> list[str]:
+    from gpuspec.report.text import WHOLE, derivation
+
+    return derivation(value, depth=WHOLE)
+
+
+def _shown_value(value):
+    """The value whose formula a derivation line shows: a renaming to its own name is its input's line."""
+    while value.rule == "{0}" and value.inputs and value.inputs[0].name == value.name:
+        value = value.inputs[0]
+    return value
+
+
+def test_no_formula_names_itself():
+    """`bytes_moved = repeats × bytes_moved` says nothing: the inner value is named for what it is (one repeat's)."""
+    selfish = [value.derivation() for value in VALUES
+               if value.rule not in (None, "{0}") and any(i.name == value.name for i in value.inputs)]
+    assert not selfish, "\n".join(dict.fromkeys(selfish))
+
+
+def test_a_formula_names_each_metric_of_its_workload_for_what_it_is():
+    """A name in a metric's formula that is another metric of the same workload is that metric: not the repeated
+    workload's (`kernel_time = time = 2.00 µs` in a stream whose time is 25.0 ms; `memory_needed = bytes_moved` where
+    the stream's bytes_moved is 10,000 times more)."""
+    wrong = []
+    for estimate, metrics in ESTIMATES:
+        for name, value in metrics.items():
+            shown = _shown_value(value)
+            for child in shown.inputs:
+                other = metrics.get(child.name)
+                if other is not None and child.name != name and other.number != child.number:
+                    wrong.append(f"{shown.derivation()}\n    but {other.derivation()}")
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+def _children(lines: list[str]):
+    """Each line of a whole derivation with the line it is indented under."""
+    for i, line in enumerate(lines):
+        depth = len(line) - len(line.lstrip())
+        parent = next((p for p in reversed(lines[:i]) if len(p) - len(p.lstrip()) == depth - 2), None)
+        if parent is not None:
+            yield parent.strip(), line.strip()
+
+
+def test_each_line_of_a_whole_derivation_is_named_as_its_parent_formula_names_it():
+    """`-v` shows an input under the name its parent's formula gives it: `kernel_time = max(…)` under `busy_time =
+    kernels × kernel_time`, never the repeated workload's `time = max(…)`; `launches = …` under `host_time =
+    launches × launch_cost`, not `kernels = …`."""
+    wrong = []
+    for _, metrics in ESTIMATES:
+        for value in metrics.values():
+            for parent, child in _children(_whole(value)):
+                name = child.split(" = ")[0]
+                formula = " = ".join(parent.split(" = ")[1:])
+                if not re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", formula):
+                    wrong.append(f"{parent}\n    {child}")
+    assert not wrong, "\n".join(list(dict.fromkeys(wrong))[:30])
+
+
+_COMPARISON = re.compile(r"(\d[\d,.]*(?:e-?\d+)? ?[a-zA-Zµ/%]*) (>|≤|<|≥) (\d[\d,.]*(?:e-?\d+)? ?[a-zA-Zµ/%]*)")
+
+
+def test_every_comparison_a_derivation_states_holds():
+    """`bound = overhead if 2.50 µs > 25.0 ms, else …` reads as a wrong result: a rule says what was decided."""
+    checked, wrong = 0, []
+    for line in DERIVED:
+        for left, sign, right in _COMPARISON.findall(line):
+            a, b = arithmetic(left.strip()), arithmetic(right.strip())
+            if a is None or b is None:
+                continue
+            checked += 1
+            holds = {">": a[0] > b[0], "<": a[0] < b[0], "≤": a[0] <= b[0], "≥": a[0] >= b[0]}[sign]
+            if not holds:
+                wrong.append(line)
+    assert checked > 10
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+def test_a_streams_bound_says_the_rule_as_it_was_decided():
+    assert "bound = the repeated workload's bound, as host_time ≤ busy_time = the repeated workload's bound, as " \
+           "2.50 µs ≤ 25.0 ms = overhead" in LINES
+    assert any(line.startswith("bound = the GPU waits on the host, as host_time > busy_time = the GPU waits on the "
+                               "host, as ") and line.endswith(" = overhead") for line in LINES)
+
+
+def test_every_metric_of_every_kind_is_rendered():
+    """The checks above read every metric of every kind, by the model and on a real device's profile."""
+    from gpuspec import kinds
+    from gpuspec.kinds.kind import MEMORY_METRICS
+
+    for kind in kinds.KINDS:
+        for real in (False, True):
+            rendered = set()
+            for estimate, metrics in ESTIMATES:
+                profiled = estimate.device.fact("kernel_gap") is not None
+                if estimate.workload.kind == kind.name and profiled == real:
+                    rendered.update(metrics)
+            assert rendered, (kind.name, real)
+            missing = set(kind.metrics) | set(MEMORY_METRICS)
+            assert not missing - rendered, (kind.name, real, sorted(missing - rendered))

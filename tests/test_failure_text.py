@@ -20,7 +20,7 @@ LEAF = "hbm_bandwidth = 3.35 TB/s [S-HPCT]"
 def test_a_failure_shows_the_max_line_and_the_winning_term_only():
     shown = text.render(check_text(SLOW, "a.gpu"))
     assert "    time = max(t_mem, t_issue, kernel_floor) = max(40.1 µs, 501 ns, 2.00 µs) = 40.1 µs\n" \
-           "      t_mem = bytes_moved / hbm_bandwidth = 134 MB / 3.35 TB/s = 40.1 µs\n" in shown
+           "      t_mem = bytes_moved / hbm_bandwidth = 134.2 MB / 3.35 TB/s = 40.1 µs\n" in shown
     assert LEAF not in shown and "t_math = flops" not in shown
     assert "(-v shows each failure's whole derivation)" in shown
 
@@ -45,7 +45,7 @@ def test_the_derivation_of_a_failed_equality_has_the_digits_that_show_why():
     report = check_text(spec, "a.gpu")
     shown = text.render(report)
     assert "= 295.34 FLOP/B, which does not round to 295.4 FLOP/B" in shown
-    assert "989 TFLOP/s / 3.35 TB/s = 295.34 FLOP/B\n" in shown and "= 295 FLOP/B" not in shown
+    assert "989.4 TFLOP/s / 3.35 TB/s = 295.34 FLOP/B\n" in shown and "= 295 FLOP/B" not in shown
     assert "= 295.34 FLOP/B" in markdown.render(report, whole=True)
     # an ≈ claim shows its tolerance's interval: the derivation keeps its three digits
     approximate = text.render(check_text("device H100-SXM\ndevice.tensor_bf16 / device.hbm_bandwidth ≈ 250.4 FLOP/B"
@@ -94,7 +94,7 @@ def test_a_github_annotation_is_short():
     message = error.split("::", 2)[2].split("%0A")
     assert message[0].startswith("time = 40.06 µs, not ≈ 30 µs")
     assert message[-2:] == ["time = max(t_mem, t_issue, kernel_floor) = max(40.1 µs, 501 ns, 2.00 µs) = 40.1 µs",
-                            "t_mem = bytes_moved / hbm_bandwidth = 134 MB / 3.35 TB/s = 40.1 µs"]
+                            "t_mem = bytes_moved / hbm_bandwidth = 134.2 MB / 3.35 TB/s = 40.1 µs"]
     assert len(message) <= 5 and LEAF not in error
 
 

@@ -69,8 +69,13 @@ def residency_limit(e: Estimate) -> Value:
     limits = resident_limits(e)
     least = min(v.number for v in limits.values())
     names = [k for k, v in limits.items() if v.number == least]
-    return choice("residency_limit", " and ".join(names), "the resource allowing the fewest blocks",
-                  tuple(limits.values()))
+    rule = "whichever of " + _listed([f"{{{i}}}" for i in range(len(limits))]) + " allows the fewest blocks"
+    return choice("residency_limit", " and ".join(names), rule, tuple(limits.values()))
+
+
+def _listed(items: list[str]) -> str:
+    """`a, b and c`."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def blocks_per_wave(e: Estimate) -> Value:

@@ -1,6 +1,7 @@
 """Value: a number with its unit and its derivation, and the helpers that build one from others."""
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sys
@@ -79,6 +80,11 @@ class Value(Record):
             return f"{units.significant(self.number / scale, digits)} {word}"
         if self.dimension == units.CYCLES and self.number == 1:
             return "1 cycle"
+        if self.dimension in (units.COUNT, units.CYCLES):  # a whole count exactly; others one digit more
+            text = units.format_count(self.number, digits + 1)
+            return text if self.dimension == units.COUNT else f"{text} cycles"
+        if self.dimension != units.TIME and abs(self.number) >= _PAST_PREFIXES:  # `4.36e23 B`, not `436,224,000 PB`
+            return f"{units.significant(self.number, digits)} {units.si_symbol(self.dimension)}"
         return units.format_si(self.number, self.dimension, digits)
 
     def derivation(self, result: str | None = None) -> str:
@@ -94,15 +100,138 @@ class Value(Record):
             # a named number (`r = 562.5 FLOP/B`): as written, every digit; three digits would say 562
             return f"{self.name} = {self.inputs[0].name}"
         names = _names_rule(self.rule, self.inputs).format(*(i.name for i in self.inputs))
-        numbers = _numbers_rule(self.rule, self.inputs).format(*(i.format() for i in self.inputs))
+        numbers = _numbers_rule(self.rule, self.inputs).format(*_operands(self, result or self.format()))
         steps = [names] if _same_formula(self.name, names) else [self.name, names]  # `a / b`, said once
         if result is not None and numbers == self.format():  # the inputs' numbers are the value itself: say it once
             numbers = result
-        for step in (numbers, result or self.format()):
+        last = result or self.format()
+        if isinstance(self.number, str) and numbers.startswith(f"{self.number}, "):
+            last = numbers  # a word said first with why (`memory, as 20.0 µs ≥ 501 ns`) is not said again after it
+        for step in (numbers, last):
             if step != steps[-1]:
                 steps.append(step)
         note = f" ({self.note})" if self.note else ""
         return " = ".join(steps) + note
+
+
+def _operands(value: Value, result: str) -> list[str]:
+    """The inputs' numbers as a formula shows them: to three digits, or to the digits it takes for the formula over
+    the numbers shown to give the result shown (`25.0025 ms - 25.0000 ms = 2.50 µs`, not `25.0 ms - 25.0 ms =
+    2.50 µs`; `20.03 µs + 20.03 µs = 40.1 µs`, not `20.0 µs + 20.0 µs`). A difference or a sum shows its terms to
+    one place, as a sum is written by hand; elsewhere only the rounded inputs take more digits."""
+    inputs = value.inputs
+    plain = [i.format() for i in inputs]
+    program = _arithmetic(value.rule) if value.rule is not None else None
+    target = _shown(value, result) if program is not None else None
+    if program is None or target is None:
+        return plain
+    shown = [_shown(i, text) for i, text in zip(inputs, plain)]
+    if any(s is None for s in shown) or _gives(program, shown, target):  # type: ignore[arg-type]
+        return plain
+    rounded = [i.number != s[0] and abs(i.number - s[0]) > 1e-12 * abs(i.number)  # type: ignore[index]
+               for i, s in zip(inputs, shown)]
+    coarsest = max((s[1] for i, s in zip(inputs, shown) if i.number), default=0.0)  # type: ignore[index]
+    for more in range(1, 13):
+        if program.additive:  # every term to one place
+            digits = [_digits_to(i, coarsest / 10 ** more) if i.number else 3 for i in inputs]
+        else:
+            digits = [3 + more if r else 3 for r in rounded]
+        texts = [i.format(d) for i, d in zip(inputs, digits)]
+        shown = [_shown(i, text) for i, text in zip(inputs, texts)]
+        if all(s is not None for s in shown) and _gives(program, shown, target):  # type: ignore[arg-type]
+            return texts
+    return plain
+
+
+def _digits_to(value: Value, place: float) -> int:
+    """The fewest digits (at least three) that show `value` to `place` or finer."""
+    for digits in range(3, 18):
+        shown = _shown(value, value.format(digits))
+        if shown is None or shown[1] <= place * (1 + 1e-9):
+            return digits
+    return 17
+
+
+def _gives(program: _Program, shown: list[tuple[float, float]], target: tuple[float, float]) -> bool:
+    """Whether the formula over the numbers shown comes to the result shown, to its last digit."""
+    try:
+        computed = program([s[0] for s in shown])
+    except (ArithmeticError, ValueError):
+        return True  # nothing to compare: leave the numbers as they are
+    number, place = target
+    return abs(computed - number) <= place / 2 * (1 + 1e-6) + 1e-12 * abs(number)
+
+
+class _Program:
+    """A rule that is plain arithmetic over its inputs (`{0} - {1}`, `⌈{0} / {1}⌉`, `max({0}, {1})`), as a function
+    of their numbers; `additive` where it only adds and subtracts."""
+
+    def __init__(self, code, additive: bool):
+        self.code, self.additive = code, additive
+
+    def __call__(self, numbers: list[float]) -> float:
+        return eval(self.code, {"__builtins__": {}, "x": numbers, "max": max, "min": min,  # noqa: S307 (our own text)
+                                "_ceil": _ceil, "_floor": _floor})
+
+
+def _ceil(number: float) -> float:
+    return math.ceil(number - 1e-9 * abs(number))
+
+
+def _floor(number: float) -> float:
+    return math.floor(number + 1e-9 * abs(number))
+
+
+_TOKEN = re.compile(r"\{(\d+)\}|\d+(?:\.\d+)?|max|min|[()+\-−×*/^,⌈⌉⌊⌋ ]")
+_PYTHON = {"×": "*", "−": "-", "^": "**", "⌈": "_ceil(", "⌉": ")", "⌊": "_floor(", "⌋": ")"}
+
+
+@functools.lru_cache(maxsize=512)
+def _arithmetic(rule: str) -> _Program | None:
+    """The rule as a _Program, or None where it has words (`the queue: ...`) or no inputs."""
+    pieces, position = [], 0
+    for match in _TOKEN.finditer(rule):
+        if match.start() != position:
+            return None
+        position = match.end()
+        token = match[0]
+        pieces.append(f"x[{match[1]}]" if match[1] is not None else _PYTHON.get(token, token))
+    if position != len(rule) or "{" not in rule:
+        return None
+    try:
+        code = compile("".join(pieces).strip(), "<rule>", "eval")
+    except SyntaxError:
+        return None
+    return _Program(code, re.fullmatch(r"[{}\d()+\-− ]*", rule) is not None)
+
+
+_UNIT_WORDS = {"%": 0.01, "million /s": 1e6, "billion /s": 1e9, "days": 86_400.0, "h": 3_600.0, "min": 60.0,
+               "cycle": 1.0, "cycles": 1.0}
+_PREFIXES = {"p": 1e-12, "n": 1e-9, "µ": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+             "P": 1e15}
+_SHOWN = re.compile(r"(-?\d[\d,]*(?:\.(\d+))?)(?:e(-?\d+))?(?: ?(.*))")
+
+
+def _shown(value: Value, text: str) -> tuple[float, float] | None:
+    """The number `text` shows for `value` and the place of its last digit, in SI units (`20.0 µs`: 2.00e-5 s, to
+    1e-7 s); None where it is no plain number (a word, a range, a number in a unit it cannot read)."""
+    if isinstance(value.number, str) or (value.low is not None and value.low != value.high):
+        return None
+    match = _SHOWN.fullmatch(text)
+    if match is None:
+        return None
+    unit = match[4]
+    if unit in _UNIT_WORDS:
+        scale = _UNIT_WORDS[unit]
+    else:
+        symbol = units.si_symbol(value.dimension) if value.dimension is not None else ""
+        prefix = unit[:len(unit) - len(symbol)] if unit.endswith(symbol) else None
+        if prefix not in _PREFIXES:
+            return None
+        scale = _PREFIXES[prefix]  # type: ignore[index]
+    exponent = 10.0 ** int(match[3] or 0)
+    number = float(match[1].replace(",", "")) * exponent * scale
+    return number, 10.0 ** -len(match[2] or "") * exponent * scale
 
 
 def _written(value: Value) -> bool:
@@ -116,6 +245,7 @@ def _same_formula(name: str, formula: str) -> bool:
 
 
 _MAX = sys.float_info.max
+_PAST_PREFIXES = 0.9995e18  # beyond peta- a value is written in its unit with an exponent
 _NUMBERS = (float, int)  # a float or int within ±_MAX is finite (a larger int does not fit a float)
 _PER_SECOND = units.divide(units.COUNT, units.TIME)
 _LONG_TIMES = ((86_400.0, "days"), (3_600.0, "h"), (60.0, "min"))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from attrs import evolve
+
 from gpuspec.diagnostics import Diagnostic
 from gpuspec.model.values import Value
 from gpuspec.report import Report
@@ -209,16 +211,18 @@ def derivation(value: Value, depth: int = 3) -> list[str]:
     seen: set[int] = set()
     said: set[str] = set()
 
-    def walk(v: Value, level: int) -> None:
+    def walk(v: Value, level: int, called: str | None = None) -> None:
+        while v.rule == "{0}" and v.inputs[0].name == v.name:  # a renaming to its own name: its input's line
+            v = v.inputs[0]
         if id(v) in seen or level > depth:
             return
         seen.add(id(v))
         if v.rule is None and v.reference is None and level > 0:
             return
-        if v.rule == "{0}" and level > 0:  # a plain renaming says nothing new
-            walk(v.inputs[0], level)
+        if v.rule == "{0}" and level > 0:  # a plain renaming says nothing new: its value is derived under its name
+            walk(v.inputs[0], level, called or v.name)
             return
-        line = v.derivation()
+        line = _called(v, called)
         if line in said:
             return
         said.add(line)
@@ -228,6 +232,17 @@ def derivation(value: Value, depth: int = 3) -> list[str]:
 
     walk(value, 0)
     return lines
+
+
+def _called(value: Value, name: str | None) -> str:
+    """Value's derivation under the name its parent's formula gives it (`kernel_time = max(t_mem, ...)` under
+    `busy_time = kernels × kernel_time`, where the value is the repeated workload's `time`): a device fact keeps its
+    own name too (`host_time = graph_launch_cost = 2.50 µs [S-RRZE]`)."""
+    if name is None or name == value.name:
+        return value.derivation()
+    if value.rule is None:
+        return f"{name} = {value.derivation()}"
+    return evolve(value, name=name).derivation()
 
 
 class Documents:

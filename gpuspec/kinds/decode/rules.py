@@ -536,13 +536,14 @@ def time(e: Estimate) -> Value:
 
 
 def bound(e: Estimate) -> Value:
+    """Overhead where the host takes longer to launch than the GPU to run; else memory or compute, whichever of
+    t_mem and t_math is larger: said as it was decided."""
     host, gpu, memory, math_ = e["launch_time"], e["gpu_time"], e["t_mem"], e["t_math"]
     if host.number > gpu.number:
-        word = "overhead"
-    else:
-        word = "memory" if memory.number >= math_.number else "compute"
-    return choice("bound", word, "overhead if {0} > {1}; else memory if {2} ≥ {3}; else compute",
-                  (host, gpu, memory, math_))
+        return choice("bound", "overhead", "overhead, as {0} > {1}", (host, gpu))
+    if memory.number >= math_.number:
+        return choice("bound", "memory", "memory, as {0} ≤ {1} and {2} ≥ {3}", (host, gpu, memory, math_))
+    return choice("bound", "compute", "compute, as {0} ≤ {1} and {2} < {3}", (host, gpu, memory, math_))
 
 
 def compute_time(e: Estimate) -> Value:

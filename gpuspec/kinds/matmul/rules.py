@@ -152,8 +152,9 @@ def time(e: Estimate) -> Value:
 
 def bound(e: Estimate) -> Value:
     memory, math_ = e["t_mem"], e["t_math_tiles"]
-    return choice("bound", "memory" if memory.number >= math_.number else "compute",
-                  "memory if {0} ≥ {1}, else compute", (memory, math_))
+    if memory.number >= math_.number:
+        return choice("bound", "memory", "memory, as {0} ≥ {1}", (memory, math_))
+    return choice("bound", "compute", "compute, as {0} < {1}", (memory, math_))
 
 
 def kernel_times(e: Estimate) -> list[float]:

@@ -78,6 +78,12 @@ def kernels(e: Estimate) -> Value:
     return product("kernels", e["repeats"], renamed("kernels_per_repeat", _inner(e)["kernels"]))
 
 
+def _repeated(e: Estimate, metric: str, name: str | None = None) -> Value:
+    """The repeated workload's own `metric`, under a name that says whose it is (`the repeated workload's time`):
+    the stream's own metric of that name is another number."""
+    return renamed(name or f"the repeated workload's {metric}", _inner(e)[metric])
+
+
 def launches_(e: Estimate) -> Value:
     if e.workload.graph:
         return given("launches", 1, COUNT, note="one CUDA graph launch for the whole stream")
@@ -97,11 +103,12 @@ def _stream_gap(e: Estimate) -> Value | None:
 
 def kernel_time(e: Estimate) -> Value:
     if e.workload.replays:
-        return renamed("kernel_time", _inner(e)["kernel_time"])
+        return renamed("kernel_time", _repeated(e, "kernel_time", "a kernel's time in the replayed graph"))
     gap = _stream_gap(e)
     name = "kernel_time" if gap is None else "the repeated kernel's time"
-    own = renamed(name, _inner(e)["time"]) if _inner(e)["kernels"].number == 1 else \
-        quotient(name, _inner(e)["time"], _inner(e)["kernels"], note="the average kernel")
+    own = renamed(name, _repeated(e, "time")) if _inner(e)["kernels"].number == 1 else \
+        quotient(name, _repeated(e, "time"), renamed("kernels_per_repeat", _inner(e)["kernels"]),
+                 note="the average kernel")
     return own if gap is None else total("kernel_time", own, gap, note="launched from the stream, not a graph")
 
 
@@ -137,17 +144,16 @@ def time(e: Estimate) -> Value:
                      note="each launch waits for the GPU, then the GPU for the next launch: nothing overlaps"
                           if synced else "host and GPU overlap; each replay starts once launched and once the "
                                          "previous one ends")
-    if e.workload.graph:  # each node costs graph_node_cost beyond its kernel
-        rule = "the queue: {0} launches at {1} each, GPU {2} + {3} per kernel"
-        inputs = (e["launches"], e["launch_cost"], e["kernel_time"], e.fact("graph_node_cost"))
+    if e.workload.graph:  # one launch, then every node back to back, each graph_node_cost beyond its kernel
+        return Value("time", timeline.total, TIME, "{0} + {1} × ({2} + {3})",
+                     (e["launch_cost"], e["kernels"], e["kernel_time"], e.fact("graph_node_cost")),
+                     note="one graph launch, then every node back to back")
     else:
         rule = "the queue: {0} launches at {1} each, GPU {2} per kernel"
         inputs = (e["launches"], e["launch_cost"], e["kernel_time"])
     if synced:
         note = ("a sync per launch: the host waits for the GPU after each launch of the workload, so each plays "
                 "out alone and the times add up; host and GPU overlap only within a launch")
-    elif e.workload.graph:
-        note = "one graph launch, then every node back to back"
     else:
         note = "host and GPU overlap; each kernel starts once launched and once the previous one ends"
     return Value("time", timeline.total, TIME, rule, inputs, note=note)
@@ -176,21 +182,25 @@ def utilization(e: Estimate) -> Value:
 
 
 def bound(e: Estimate) -> Value:
+    """As decided: overhead where the host takes longer to launch than the GPU to run (the GPU waits on it), else
+    the repeated workload's own bound."""
     host, busy = e["host_time"], e["busy_time"]
-    word = "overhead" if host.number > busy.number else _inner(e)["bound"].number
-    return choice("bound", word, "overhead if {0} > {1}, else the kernel's bound", (host, busy))
+    if host.number > busy.number:
+        return choice("bound", "overhead", "the GPU waits on the host, as {0} > {1}", (host, busy))
+    own = _repeated(e, "bound")
+    return choice("bound", own.number, "the repeated workload's bound, as {0} ≤ {1}", (host, busy, own))  # type: ignore[arg-type]
 
 
 def bytes_moved(e: Estimate) -> Value:
-    return product("bytes_moved", e["repeats"], _inner(e)["bytes_moved"])
+    return product("bytes_moved", e["repeats"], e["bytes_per_repeat"])
 
 
 def flops(e: Estimate) -> Value:
-    return product("flops", e["repeats"], _inner(e)["flops"])
+    return product("flops", e["repeats"], _repeated(e, "flops", "FLOPs per repeat"))
 
 
 def bytes_per_repeat(e: Estimate) -> Value:
-    return renamed("bytes_per_repeat", _inner(e)["bytes_moved"])
+    return renamed("bytes_per_repeat", _repeated(e, "bytes_moved"))
 
 
 RULES = {
@@ -201,5 +211,5 @@ RULES = {
     "bytes_moved": bytes_moved, "flops": flops, "bytes_per_repeat": bytes_per_repeat,
     # what an observed figure of the stream is measured against: the repeated workload's peak and memory
     "peak_flop_rate": lambda e: renamed("peak_flop_rate", _inner(e)["peak_flop_rate"]),
-    "memory_needed": lambda e: renamed("memory_needed", _inner(e)["memory_needed"]),
+    "memory_needed": lambda e: renamed("memory_needed", _repeated(e, "memory_needed")),
 }
