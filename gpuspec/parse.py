@@ -635,9 +635,11 @@ class _Stopped(Exception):
     """Where a parse stopped: the diagnostic, and the 0-based line of the text where it did; `first` when the
     token it stopped at starts its line (the statement before it was left incomplete)."""
 
-    def __init__(self, diagnostic: Diagnostic, line: int | None, first: bool, block: bool = True):
+    def __init__(self, diagnostic: Diagnostic, line: int | None, first: bool, block: bool = True,
+                 indent: bool = False):
         self.diagnostic, self.line, self.first = diagnostic, line, first
         self.block = block  # whether the line may be a claim of a block, to stand in for and read on
+        self.indent = indent  # the line's indentation is what is wrong: inside a block, stand in at the block's
 
 
 def _parse_alone(source: SpecText) -> nodes.Spec:
@@ -683,12 +685,15 @@ def _lark_error(source: SpecText, text: str) -> _Stopped:
     try:
         lark.parser.parse(text)
     except lark.errors.UnexpectedInput as error:
+        unclosed = _unclosed(source, text, error, lark.errors)
+        if unclosed is not None:
+            return unclosed
         diagnostic = _syntax_diagnostic(error, source)
         token = getattr(error, "token", None)
         if isinstance(error, lark.errors.UnexpectedEOF) or (token is not None and token.type == "$END"):
             return _Stopped(diagnostic, None, False)
         if token is not None and token.type == "_INDENT":  # a block where none opens: skip to the next statement
-            return _Stopped(diagnostic, token.end_line - 1, False, block=False)
+            return _Stopped(diagnostic, token.end_line - 1, False, block=False, indent=True)
         line = (token.line if token is not None else error.line) or 1
         column = (token.column if token is not None else error.column) or 1
         first = token is not None and token.type not in ("_NL", "_DEDENT") and column == 1
@@ -699,6 +704,98 @@ def _lark_error(source: SpecText, text: str) -> _Stopped:
         _BRACKETS.clear()
     raise RuntimeError("Lark parses text that gpuspec/parse_tables.py refuses: the tables are not Lark's; run "
                        "scripts/generate_parser_tables.py")
+
+
+_CLOSES = {"(": ")", "[": "]"}
+
+
+def _unclosed(source: SpecText, text: str, error, errors) -> _Stopped | None:
+    """Where the parse stopped after a bracket that nothing closes, opened on an earlier line (or at the end of the
+    file): the error at the bracket, as for a quote never closed. Inside brackets a statement runs on over lines, so
+    the statements after it were read inside it; reading starts again at the statement where it stopped."""
+    token = getattr(error, "token", None)
+    ended = isinstance(error, errors.UnexpectedEOF) or (token is not None and token.type == "$END")
+    if ended:
+        offset = len(text)
+    elif isinstance(error, errors.UnexpectedCharacters):
+        if error.char in ('"', "“"):  # a quote never closed is the error to report
+            return None
+        offset = error.pos_in_stream
+    elif token is not None and token.start_pos is not None:
+        offset = token.start_pos
+    else:
+        return None
+    opening = _never_closed(text, offset)
+    if opening is None:
+        return None
+    line = text.count("\n", 0, opening) + 1
+    stopped_line = text.count("\n", 0, offset) + 1
+    if not ended and stopped_line == line:  # on the bracket's own line, what stopped it is the better error
+        return None
+    column = opening - (text.rfind("\n", 0, opening) + 1) + 1
+    mark = text[opening]
+    where = _position(source, line, column)
+    message = f"this `{mark}` is never closed"
+    if not ended:
+        at = _position(source, stopped_line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+        message += f": the lines after it, up to {at[0]}:{at[1]}, were read inside its brackets"
+    diagnostic = Diagnostic("syntax", message, Span(source.path, where[0], where[1], where[0], where[1] + 1),
+                            f"close it with `{_CLOSES[mark]}`: inside brackets a statement runs on over lines until "
+                            "they close")
+    if ended:
+        return _Stopped(diagnostic, None, False)
+    # read on at the statement where the parse stopped (the last one to start after the bracket's line, up to it)
+    starts = [start for start in _statement_starts(text.split("\n")) if line - 1 < start < stopped_line]
+    if not starts:
+        return _Stopped(diagnostic, None, False)
+    return _Stopped(diagnostic, starts[-1], True)
+
+
+_BRACKET_OR_SKIP = re.compile(r'[()\[\]#"“]')
+
+
+def _never_closed(text: str, end: int) -> int | None:
+    """The offset of the innermost bracket open at `end` (outside quotes and comments, as the lexer reads them)
+    that nothing after it closes, or None."""
+    stack: list[int] = []
+    at_end: list[int] | None = None
+    lowest = 0  # the fewest of those brackets left open anywhere after `end`
+    unmatched = set()  # quote marks with no closing mark after them (so none after a later one either)
+    index = 0
+    while True:
+        found = _BRACKET_OR_SKIP.search(text, index)
+        if at_end is None and (found is None or found.start() >= end):
+            if not stack:  # nothing open where the parse stopped
+                return None
+            at_end, lowest = list(stack), len(stack)
+        if found is None:
+            break
+        index, char = found.start(), found.group()
+        if char in ('"', "“"):
+            closing = -1 if char in unmatched else text.find('"' if char == '"' else "”", index + 1)
+            if closing < 0:
+                unmatched.add(char)
+                index += 1
+            else:
+                index = closing + 1
+            continue
+        if char == "#":
+            newline = text.find("\n", index)
+            if newline < 0:
+                break
+            index = newline
+            continue
+        if char in "([":
+            stack.append(index)
+        elif stack:
+            stack.pop()
+            if at_end is not None:
+                lowest = min(lowest, len(stack))
+                if not lowest:
+                    return None
+        index += 1
+    never = at_end[:lowest]
+    return never[-1] if never else None
 
 
 def _stopped_by(error: _BadNumber | _BadIndent, source: SpecText) -> _Stopped:
@@ -714,7 +811,7 @@ def _stopped_by(error: _BadNumber | _BadIndent, source: SpecText) -> _Stopped:
     span = Span(source.path, line, column, line, column + 1)
     return _Stopped(Diagnostic("bad-indentation", "this line's indentation matches no enclosing block", span,
                                "indent every claim of a block by the same amount"),
-                    error.token.end_line - 1, False)
+                    error.token.end_line - 1, False, indent=True)
 
 
 # What stands in for a claim line that did not parse, so that the rest of its block is still read.
@@ -745,6 +842,16 @@ def _later_errors(source: SpecText, stopped: _Stopped) -> tuple[list[Diagnostic]
             if not _parses(source, lines, previous, at, replaced):
                 skipped.update(range(previous, at))
             begin, replaced = at, {}
+        elif stopped.indent and at not in starts and at > statement and at not in replaced \
+                and _claim_line(lines, at) and _block_indent(lines, statement, at) is not None:
+            # a line of a block indented wrongly (too far, or back to no enclosing level): it and the lines after it
+            # at other indentations are stood in for at the block's own, and the block is read on from its next line
+            # at the block's indentation (one error for a run of lines indented alike)
+            replaced = {index: indent for index, indent in replaced.items() if index >= statement}
+            block = _block_indent(lines, statement, at)
+            for index in _misindented(lines, at, block):
+                replaced[index] = stood_in[index] = block
+            begin = statement
         elif stopped.block and at not in starts and at > statement and lines[at].strip() and at not in replaced \
                 and _claim_line(lines, at):
             replaced = {index: indent for index, indent in replaced.items() if index >= statement}
@@ -769,6 +876,35 @@ def _later_errors(source: SpecText, stopped: _Stopped) -> tuple[list[Diagnostic]
     if stopped.line is None:  # the file ended inside the last statement read
         skipped.update(range(_statement_of(lines, starts, len(lines) - 1, begin), len(lines)))
     return found, skipped, stood_in
+
+
+def _block_indent(lines: list[str], statement: int, at: int) -> str | None:
+    """The indentation of the block that line `at` is in: that of the first line of the statement starting on line
+    `statement` after its first (a comment or a blank line is none), if that line comes before `at`."""
+    for index in range(statement + 1, at):
+        line = lines[index]
+        code = line.strip()
+        if not code or code.startswith("#"):
+            continue
+        indent = line[:len(line) - len(line.lstrip(" \t"))]
+        return indent or None
+    return None
+
+
+def _misindented(lines: list[str], at: int, block: str) -> list[int]:
+    """Line `at`, indented wrongly inside a block indented `block`, and the lines after it up to the next one at the
+    block's indentation or at the margin (blank lines and comments aside), while each is one claim line."""
+    found = [at]
+    for index in range(at + 1, len(lines)):
+        line = lines[index]
+        code = line.strip()
+        if not code or code.startswith("#"):
+            continue
+        if line[:1] not in (" ", "\t") or line[:len(block)] == block and line[len(block):][:1] not in (" ", "\t") \
+                or not _claim_line(lines, index):
+            break
+        found.append(index)
+    return found
 
 
 def _statement_of(lines: list[str], starts: list[int], at: int, begin: int = 0) -> int:

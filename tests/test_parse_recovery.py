@@ -65,6 +65,55 @@ def test_a_claim_line_that_did_not_parse_leaves_the_rest_of_its_block_checked():
     assert found == [(4, 12, "syntax"), (5, 9, "unknown-unit"), (7, 15, "syntax"), (8, 10, "unknown-unit")]
 
 
+@pytest.mark.parametrize("bad", ["  62 waves", "        62 waves", "\t62 waves", "      62 waves"])
+def test_after_a_line_indented_wrongly_the_block_is_read_on(bad):
+    # too little (matching no enclosing block), too far (an indentation where no block opens), a tab
+    found = errors(H100 + f"w = x * 2:\n    ≈ 20 µs\n{bad}\n    foo bar\n    ≈ 20 uss\nv = x *** 2\n")
+    assert [line for line, _, _ in found] == [5, 6, 7, 8]
+    assert [code for _, _, code in found][1:] == ["syntax", "unknown-unit", "syntax"]
+    assert found[0][2] in ("bad-indentation", "syntax")
+
+
+def test_a_run_of_lines_indented_wrongly_is_one_error_and_the_block_goes_on():
+    found = errors(H100 + "w = x * 2:\n    ≈ 20 µs\n        62 waves\n        63 waves\n\n        # note\n"
+                   "    ≈ 20 uss\n  1 waves\n  2 waves\n    ≈ 2 uss\n")
+    assert found == [(5, 1, "syntax"), (9, 10, "unknown-unit"), (10, 3, "bad-indentation"), (12, 9, "unknown-unit")]
+
+
+def test_indentation_outside_a_block_still_costs_only_that_line():
+    found = errors(H100 + "device.sms = 132\n    device.sms = 132\nx * 2 is ≈ 20 uss\n")
+    assert found == [(4, 1, "syntax"), (5, 15, "unknown-unit")]
+
+
+@pytest.mark.parametrize("mark, closing", [("[", "]"), ("(", ")")])
+def test_a_bracket_never_closed_is_an_error_at_its_mark_and_reading_goes_on(mark, closing):
+    opened = "x = bf16[4096, 4096" if mark == "[" else "v = max(2 µs, 3 µs"
+    report = check_text(H100 + f"{opened}\n\n\ny = x * 2 is ≈ 20 uss\nz = x *** 2\n", "t.gpu")
+    found = [(d.span.line, d.span.column, d.code) for d in report.diagnostics]
+    column = opened.index(mark) + 1
+    assert found == [(3, column, "syntax"), (6, 19, "unknown-unit"), (7, 8, "syntax")]
+    first = report.diagnostics[0]
+    assert first.message == f"this `{mark}` is never closed: the lines after it, up to 6:1, were read inside its brackets"
+    assert f"close it with `{closing}`" in first.help
+    # at the end of the file, and at the end of a statement that goes on over lines
+    assert errors(H100 + "x * 2 is ≈ 20 µs\ny = (x * 2") == [(4, 5, "syntax")]
+    assert errors(H100 + "y = max(2 µs,\n3 µs\nz = x * 2 is ≈ 20 uss\n") == [(3, 8, "syntax"), (5, 19, "unknown-unit")]
+
+
+def test_a_bracket_closed_later_or_on_its_own_line_keeps_the_error_where_the_parse_stopped():
+    found = errors(H100 + "y = max(2 µs,\n* 3 µs)\nz = x * 2 is ≈ 20 uss\n")
+    assert (found[0], found[-1]) == ((4, 1, "syntax"), (5, 19, "unknown-unit"))
+    assert errors(H100 + "y = bf16[4096, 4096 4096\nz = x * 2 is ≈ 20 uss\n") == [(3, 21, "syntax"),
+                                                                                (4, 19, "unknown-unit")]
+    assert errors(H100 + "y = bf16[4096, 4096]\nz = x * 2 is ≈ 20 uss\n") == [(4, 19, "unknown-unit")]
+
+
+def test_a_bracket_never_closed_in_markdown_is_located_in_the_document():
+    document = "# Notes\n\n```gpu\n" + H100 + "y = bf16[4096,\nz = x * 2 is ≈ 20 uss\n```\n"
+    found = [(d.span.line, d.span.column, d.code) for d in check_text(document, "post.md").diagnostics]
+    assert found == [(6, 9, "syntax"), (7, 19, "unknown-unit")]
+
+
 def test_a_quote_never_closed_is_an_error_and_reading_goes_on():
     for mark in ('"', "“"):
         found = errors(H100 + f"{mark}The multiply reads x once\nx * 2 is ≈ 20 uss\ny = x *** 2\n")
@@ -170,6 +219,9 @@ def test_what_did_parse_is_kept_with_the_errors():
     "y = x:\n" + '    "a\n' * 300 + "    62 waves\n",
     "“" + "a\n" * 50 + "”" * 3,
     "device H100-SXM\n" + "y = x * * 2\n" * 2000,
+    "device H100-SXM\n" + "y = (\n* 2\n" * 2000,             # brackets never closed, each its own error
+    "device H100-SXM\n" + "y = [" * 3000 + "\nz = 1\n",
+    "device H100-SXM\nw = x * 2:\n    62 waves\n" + "  62 waves\n        62 waves\n" * 2000,
     '"' + "x * 2 is ≈ 99 µs\n" * 11 + '"\n',
 ])
 def test_hostile_quotes_and_errors_end_in_located_errors_quickly(text):
