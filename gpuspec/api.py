@@ -54,9 +54,10 @@ if TYPE_CHECKING:
     from gpuspec.report.explain import Explanation
 
 __all__ = [
-    "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Search", "Sources", "Spec", "Specs", "Updated",
-    "check_specs", "check_text", "compile_text", "explain", "explain_program", "file_identity", "format_file",
-    "gather_evidence", "load_spec", "load_specs", "read", "run_check", "spec_files", "text_specs", "update_failing",
+    "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Search", "Sources", "Spec", "Specs", "TargetError",
+    "Updated", "check_text", "compile_text", "explain", "explain_program", "file_identity", "format_file",
+    "gather_evidence", "line_problem", "load_spec", "load_specs", "read", "run_check", "spec_files", "split_target",
+    "text_specs", "update_failing", "workload_label",
 ]
 
 SPEC_SUFFIX = ".gpu"
@@ -92,6 +93,80 @@ def spec_files(paths: list[str], search: Search | None = None) -> tuple[list[Pat
     for path in found:
         unique.setdefault(file_identity(path), path)
     return list(unique.values()), errors
+
+
+class TargetError(ValueError):
+    """A `FILE:LINE` whose LINE is no line number: the message names what was given and what a FILE:LINE is."""
+
+
+_LINE_NUMBER = re.compile(r"(?P<file>.+):(?P<line>[0-9]+)", re.S)  # ASCII digits: `²` is no line number
+
+
+def split_target(target: str) -> tuple[str, int | None]:
+    """`FILE[:LINE]` as explain, harness and plot take it: the file and the line asked for (None: the whole file).
+    A path that is there is a file whatever colons it holds; otherwise what follows the last colon of a file that
+    is there (or of `-`, standard input) must be a line number: TargetError when it is not (`a.gpu:abc`,
+    `a.gpu:`, `a.gpu:-1`)."""
+    import os
+
+    found = _LINE_NUMBER.fullmatch(target)
+    if found:
+        return found["file"], int(found["line"])
+    head, colon, tail = target.rpartition(":")
+    if colon and head and not os.path.lexists(target) and (head == "-" or os.path.lexists(head)):
+        example = f"FILE:LINE, such as {escaped(head)}:1"
+        if not tail:
+            raise TargetError(f"{escaped(target)}: the line number is missing after the `:` ({example})")
+        raise TargetError(f"{escaped(target)}: LINE must be a line number, 1 or more ({example}), not "
+                          f"`{escaped(tail)}`")
+    return target, None
+
+
+def line_problem(path: str, line: int | None, lines: int, program: Program | None = None,
+                 claims: bool = False) -> Diagnostic | None:
+    """What is wrong with `FILE:LINE` as explain, harness and plot read it, in the words each says it (the one
+    rule; None when nothing is): line 0, a line past the end of a file of `lines` lines, a line with no workload on
+    it in `program` (nor a claim, where `claims` says a claim alone will do: explain). Located at the nearest line
+    the file has."""
+    from gpuspec.text import past_the_end
+
+    if line is None:
+        return None
+    place = min(max(line, 1), max(lines, 1))
+    where = Span(str(path), place, 1, place, 1)
+    if line < 1:
+        return Diagnostic("no-such-line", f"{escaped(str(path))}:{line}: lines are numbered from 1", where,
+                          f"give a line from 1 to {lines}" if lines else "the file is empty")
+    beyond = past_the_end(str(path), line, lines)
+    if beyond is not None:
+        return Diagnostic("no-such-line", beyond, where, None)
+    if program is None:
+        return None
+    workloads = [(span, text) for span, text, _ in program.workloads]
+    if any(span.line <= line <= span.end_line for span, _ in workloads):
+        return None
+    if claims and any(claim.span.line == line for claim in program.claims):
+        return None
+    if not workloads:
+        hint = "the file has no workloads"
+    else:
+        shown = ", ".join(f"{span.line} ({workload_label(text)})" for span, text in workloads[:8])
+        hint = f"the workloads are on line{'s' * (len(workloads) > 1)} {shown}{', …' if len(workloads) > 8 else ''}"
+    return Diagnostic("nothing-on-line", f"{escaped(str(path))}:{line}: no workload on this line; {hint}", where,
+                      None)
+
+
+_LABEL_LENGTH = 28  # as a picture's labels are cut (plot.data.LABEL_LENGTH)
+
+
+def workload_label(text: str) -> str:
+    """The short label of a workload's statement: its name (`y = x * 2:` -> `y`), else the workload as written
+    (cut at 28 characters); what a picture labels it with."""
+    named = re.match(r"\s*([A-Za-z_]\w*)\s*=(?!=)", text)
+    if named:
+        return named.group(1)
+    shown = re.split(r"\s+is\s+", text.strip().rstrip(":"), maxsplit=1)[0].strip()
+    return escaped(shown if len(shown) <= _LABEL_LENGTH else shown[:_LABEL_LENGTH - 1].rstrip() + "…")
 
 
 @record

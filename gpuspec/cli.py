@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import signal
 import sys
 import threading
@@ -75,7 +74,7 @@ def _main(argv: list[str]) -> int:
         parser.print_help()
         return EXIT_INVALID
     if getattr(args, "target", "") is None:  # `explain -:3`: argparse takes what starts with `-` for an option
-        stdin_lines = [item for item in unknown if re.fullmatch(r"-:\d+", item)]
+        stdin_lines = [item for item in unknown if item.startswith("-:")]
         if not stdin_lines:
             args.parser.error("the following arguments are required: FILE[:LINE]")
         args.target = stdin_lines[0]
@@ -592,22 +591,28 @@ def _misuse(args, message: str) -> int:
     return EXIT_INVALID
 
 
-def _past_the_end(command: str, path: str, line: int | None, spec) -> int | None:
-    """Exit 2 with the words `plot` uses when `FILE:LINE` is past the end of the file; None when it is not."""
-    from gpuspec.text import line_count, past_the_end
+def _line_problem(command: str, path: str, line: int | None, spec, claims: bool = False) -> int | None:
+    """Exit 2 with the words explain, harness and plot all use (api.line_problem) when `FILE:LINE` names no line of
+    the file, or a line with nothing there (no workload; for explain, no claim either); None when it is fine."""
+    from gpuspec.api import line_problem
+    from gpuspec.text import line_count
 
-    beyond = past_the_end(path, line, line_count(spec.document)) if line is not None else None
-    if beyond is None:
+    problem = line_problem(path, line, line_count(spec.document), spec.program, claims=claims)
+    if problem is None:
         return None
-    print(shown_line(f"gpuspec {command}: {beyond}"), file=sys.stderr)
+    print(shown_line(f"gpuspec {command}: {problem.message}"), file=sys.stderr)
     return EXIT_INVALID
 
 
-def _split_target(target: str) -> tuple[str, int | None]:
-    head, _, tail = target.rpartition(":")
-    if head and tail.isdigit():
-        return head, int(tail)
-    return target, None
+def _split_target(command: str, target: str) -> tuple[str, int | None] | int:
+    """`FILE[:LINE]` (api.split_target), or exit 2 with what a FILE:LINE must be."""
+    from gpuspec.api import TargetError, split_target
+
+    try:
+        return split_target(target)
+    except TargetError as error:
+        print(shown_line(f"gpuspec {command}: {error}"), file=sys.stderr)
+        return EXIT_INVALID
 
 
 def _print_errors(error: SpecError, path: str, spec_text: str | None = None) -> int:
@@ -616,7 +621,8 @@ def _print_errors(error: SpecError, path: str, spec_text: str | None = None) -> 
     from gpuspec.report import text as text_report
     from gpuspec.text import read_leniently
 
-    texts = {path: spec_text if spec_text is not None else read_leniently(path)} if path else {}
+    text = (spec_text if spec_text is not None else read_leniently(path)) if path else ""
+    texts = {path: text} if text else {}  # a file that cannot be read has no line to show under its error
     documents = text_report.Documents(texts)
     for diagnostic in error.diagnostics:
         _stderr("\n".join(text_report.error(diagnostic, documents)))
@@ -627,18 +633,21 @@ def _harness(args) -> int:
     from gpuspec import harness
     from gpuspec.api import load_spec
 
-    path, line = _split_target(args.target)
+    target = _split_target("harness", args.target)
+    if isinstance(target, int):
+        return target
+    path, line = target
     try:
         spec = load_spec(path)
     except SpecError as error:
         return _print_errors(error, path)
-    beyond = _past_the_end("harness", path, line, spec)
-    if beyond is not None:
-        return beyond
+    wrong = _line_problem("harness", path, line, spec)
+    if wrong is not None:
+        return wrong
     program = spec.program
     plans, refused = harness.plans(program, line)
     if not plans:
-        reasons = "; ".join(dict.fromkeys(reason for _, reason in refused)) or "no workload there"  # each once
+        reasons = "; ".join(dict.fromkeys(reason for _, reason in refused)) or "the file has no workloads"
         print(shown_line(f"{args.target}: nothing to measure: {reasons}"), file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(harness.render(path, plans, refused))
@@ -653,7 +662,10 @@ def _explain(args) -> int:
     from gpuspec.report import explain as explain_report
     from gpuspec.report import terminal
 
-    path, line = _split_target(args.target)
+    target = _split_target("explain", args.target)
+    if isinstance(target, int):
+        return target
+    path, line = target
     if args.stdin_filename is not None and path != "-":
         return _misuse(args, "--stdin-filename names standard input; give - as the file")
     name = args.stdin_filename or "<stdin>"
@@ -679,9 +691,9 @@ def _explain(args) -> int:
         spec = Spec(source, compile_text(source, defaults, rebound))
     except SpecError as error:  # shown against the text read (standard input cannot be read again)
         return _print_errors(error, shown, _document_of(source))
-    beyond = _past_the_end("explain", shown, line, spec)
-    if beyond is not None:
-        return beyond
+    wrong = _line_problem("explain", shown, line, spec, claims=True)
+    if wrong is not None:
+        return wrong
     explanations = explain_program(spec.program, line)
     rendered = explain_report.render(explanations, {**devices.references(), **llm_catalog.references()})
     if terminal.wants_colour(sys.stdout, os.environ):
@@ -742,15 +754,17 @@ def _unknown_entry(catalog, kind: str, name: str, where: str = "") -> None:
 
 def _plot_roofline(args) -> int:
     from gpuspec import pictures
+    from gpuspec.api import split_target
 
     return _picture("plot roofline", lambda: pictures.roofline(
-        [_split_target(t) for t in args.targets], args.out, args.profile, tuple(args.results), args.own_axes))
+        [split_target(t) for t in args.targets], args.out, args.profile, tuple(args.results), args.own_axes))
 
 
 def _plot_timeline(args) -> int:
     from gpuspec import pictures
+    from gpuspec.api import split_target
 
-    return _picture("plot timeline", lambda: pictures.timeline([_split_target(t) for t in args.targets], args.out))
+    return _picture("plot timeline", lambda: pictures.timeline([split_target(t) for t in args.targets], args.out))
 
 
 def _report(args) -> int:
@@ -775,12 +789,13 @@ def _report(args) -> int:
 
 def _picture(command: str, make) -> int:
     """Run a picture command: its line on success, else its error in words (exit 2)."""
+    from gpuspec.api import TargetError
     from gpuspec.pictures import PictureError
     from gpuspec.plot.select import SelectionError
 
     try:
         print(shown_line(make()))
-    except (PictureError, SelectionError) as error:
+    except (PictureError, SelectionError, TargetError) as error:
         print(shown_line(f"gpuspec {command}: {error}"), file=sys.stderr)
         return EXIT_INVALID
     except SpecError as error:
@@ -934,7 +949,7 @@ def _exit_codes(*own: tuple[int, str]) -> str:
 
 
 _UNWRITTEN = "or standard output could not be written (a full disk; a pipe its reader closed keeps the status)"
-_CHECK_EXIT_CODES = f"{EXIT_CODES}\n(a report that could not be written, to --output or standard output: {EXIT_INVALID})"
+_CHECK_EXIT_CODES = f"{EXIT_CODES}\n(a report that could not be written, to --output or stdout: {EXIT_INVALID})"
 _REPORT_EXIT_CODES = f"{EXIT_CODES}\n(a report that could not be written: {EXIT_INVALID})"
 _FMT_EXIT_CODES = _exit_codes(
     (EXIT_OK, "every file is laid out (or was rewritten so); with --check or --diff, none would change"),

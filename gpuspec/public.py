@@ -360,10 +360,17 @@ def check(text_or_paths: Input | None = None, *, device: str | None = None, tole
 def explain(text_or_path: str | os.PathLike[str], line: int | None = None, *, device: str | None = None,
             name: str = _TEXT_NAME, config: bool | PathLike = True) -> Explained:
     """How every metric of each workload is derived, and the value behind each claim, as `gpuspec explain`
-    prints it; only those on `line` when given. A `str` is spec text, a Path a spec file; `config` as for check
-    (its device and tolerance apply). Invalid input comes back in `.errors`, located."""
+    prints it; only those on `line` when given (an int, from 1). A `str` is spec text, a Path a spec file; `config`
+    as for check (its device and tolerance apply). Invalid input comes back in `.errors`, located: a line that is
+    not in the file (0, past its end) or that has no workload or claim on it, as `gpuspec explain FILE:LINE` says
+    it."""
     from gpuspec.diagnostics import SpecError
+    from gpuspec.text import line_count
 
+    if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
+        raise TypeError(f"line must be an int (a line number, from 1) or None, not {type(line).__name__}")
+    if not isinstance(text_or_path, (str, os.PathLike)):
+        raise TypeError(f"explain takes spec text (str) or a path (pathlib.Path), not {type(text_or_path).__name__}")
     found, wrong = _configuration(config)
     if wrong is not None:
         return Explained([], wrong.diagnostics)
@@ -375,13 +382,16 @@ def explain(text_or_path: str | os.PathLike[str], line: int | None = None, *, de
         specs = api.text_specs(text_or_path, name, defaults)
         if specs.diagnostics:
             return Explained([], specs.diagnostics)
-        return Explained(api.explain_program(specs.specs[0].program, line), [])
-    if not isinstance(text_or_path, os.PathLike):
-        raise TypeError(f"explain takes spec text (str) or a path (pathlib.Path), not {type(text_or_path).__name__}")
-    try:
-        return Explained(api.explain(os.fspath(text_or_path), line, defaults), [])
-    except SpecError as error:
-        return Explained([], error.diagnostics)
+        spec = specs.specs[0]
+    else:
+        try:
+            spec = api.load_spec(os.fspath(text_or_path), defaults)
+        except SpecError as error:
+            return Explained([], error.diagnostics)
+    problem = api.line_problem(spec.path, line, line_count(spec.document), spec.program, claims=True)
+    if problem is not None:
+        return Explained([], [problem])
+    return Explained(api.explain_program(spec.program, line), [])
 
 
 def _paths(given: object) -> list[str]:

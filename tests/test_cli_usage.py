@@ -63,7 +63,10 @@ def test_the_last_line_is_not_past_the_end(tmp_path, capsys):
 def test_a_markdown_line_counts_the_documents_lines(tmp_path, capsys):
     path = tmp_path / "post.md"
     path.write_text("# t\n\n```gpu\n" + SPEC + "```\n", encoding="utf-8")  # 8 lines
-    assert main(["explain", f"{path}:8"]) == 0
+    assert main(["explain", f"{path}:7"]) == 0  # the claim under the workload, in the document's numbering
+    capsys.readouterr()
+    assert main(["explain", f"{path}:8"]) == EXIT_INVALID  # the closing fence
+    assert "post.md:8: no workload on this line; the workloads are on line 6 (add)" in capsys.readouterr().err
     assert main(["explain", f"{path}:9"]) == EXIT_INVALID
     assert "which has 8 lines" in capsys.readouterr().err
 
@@ -98,3 +101,49 @@ def test_seconds_in_range_are_taken(tmp_path, monkeypatch):
 
     args = _parser("check").parse_args(["check", "--timeout", "0.5", "--budget", "1e6"])
     assert (args.timeout, args.budget) == (0.5, 1e6)
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("0", "{path}:0: lines are numbered from 1"),
+    ("1", "{path}:1: no workload on this line; the workloads are on line 3 (add)"),  # the device line
+    ("abc", "{path}:abc: LINE must be a line number, 1 or more (FILE:LINE, such as {path}:1), not `abc`"),
+    ("-1", "{path}:-1: LINE must be a line number, 1 or more (FILE:LINE, such as {path}:1), not `-1`"),
+    ("²", "{path}:²: LINE must be a line number, 1 or more (FILE:LINE, such as {path}:1), not `²`"),
+    ("", "{path}:: the line number is missing after the `:` (FILE:LINE, such as {path}:1)"),
+    ("3\x1b[2J", "{path}:3\\x1b[2J: LINE must be a line number, 1 or more (FILE:LINE, such as {path}:1), "
+                 "not `3\\x1b[2J`"),
+])
+def test_explain_harness_and_plot_agree_on_a_line_that_names_nothing(tmp_path, capsys, line, words):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "s.gpu"
+    path.write_text(SPEC, encoding="utf-8")
+    said = {}
+    for command in (["explain"], ["harness"], ["plot", "roofline"], ["plot", "timeline"]):
+        extra = ["--out", str(tmp_path / "p.svg")] if command[0] == "plot" else []
+        assert main([*command, f"{path}:{line}", *extra]) == EXIT_INVALID, command
+        captured = capsys.readouterr()
+        assert captured.out == "" and "Traceback" not in captured.err
+        said[" ".join(command)] = captured.err.removeprefix(f"gpuspec {' '.join(command)}: ")
+    assert set(said.values()) == {words.format(path=path) + "\n"}
+    assert not (tmp_path / "p.svg").exists()
+
+
+def test_a_line_with_a_claim_alone_is_explained(tmp_path, capsys):
+    path = tmp_path / "s.gpu"
+    path.write_text(SPEC + "add.time < 5 µs\n", encoding="utf-8")
+    assert main(["explain", f"{path}:5"]) == 0 and "add.time < 5 µs" in capsys.readouterr().out
+    assert main(["harness", f"{path}:5"]) == EXIT_INVALID  # no workload there to measure
+    assert "no workload on this line" in capsys.readouterr().err
+
+
+def test_a_file_whose_name_holds_a_colon_is_a_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.gpu:v2").write_text(SPEC, encoding="utf-8")
+    assert main(["explain", "s.gpu:v2"]) == 0
+    assert main(["explain", "s.gpu:v2:3"]) == 0 and "add = a + a" in capsys.readouterr().out
+
+
+def test_a_file_that_cannot_be_read_shows_no_empty_line_under_its_error(tmp_path, capsys):
+    assert main(["explain", str(tmp_path / "missing.gpu")]) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert "cannot read the file" in err and "^" not in err and "\n    \n" not in err

@@ -312,3 +312,27 @@ def test_against_wins_over_sources_in_the_table(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert {v.source for v in gpuspec.check(WORKLOAD)} == {"measured"}
     assert {v.source for v in gpuspec.check(WORKLOAD, against="model")} == {"model"}
+
+
+@pytest.mark.parametrize(("line", "code", "at", "words"), [
+    (99999, "no-such-line", 3, "past the end of the file, which has 3 lines"),
+    (0, "no-such-line", 1, "lines are numbered from 1"),
+    (-4, "no-such-line", 1, "lines are numbered from 1"),
+    (1, "nothing-on-line", 1, "no workload on this line; the workloads are on line 2"),
+])
+def test_explain_a_line_that_names_nothing_is_a_located_error(tmp_path, line, code, at, words):
+    path = tmp_path / "s.gpu"
+    path.write_text("device H100-SXM\n" + WORKLOAD + "# the end\n", encoding="utf-8")
+    for given, name in ((path, str(path)), (path.read_text(encoding="utf-8"), "<text>")):
+        explained = gpuspec.explain(given, line=line)
+        (error,) = explained.errors
+        assert len(explained) == 0 and (error.code, error.file, error.line, error.column) == (code, name, at, 1)
+        assert words in error.message and f"{name}:{line}: " in error.message
+        assert words in str(explained)
+    assert len(gpuspec.explain(path, line=2)) == 1 and not gpuspec.explain(path, line=2).errors
+
+
+@pytest.mark.parametrize("line", [True, False, 2.0, "2"])
+def test_explain_takes_a_line_number_as_an_int(tmp_path, line):
+    with pytest.raises(TypeError, match="line must be an int"):
+        gpuspec.explain("device H100-SXM\n" + WORKLOAD, line=line)

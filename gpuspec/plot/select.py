@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuspec import kinds
-from gpuspec.api import Spec, load_spec, spec_files
+from gpuspec.api import Spec, line_problem, load_spec, spec_files
 from gpuspec.plot.data import Subject, label_of, plottable
 from gpuspec.program import Program
 from gpuspec.record import Record, record
-from gpuspec.text import line_count, past_the_end
+from gpuspec.text import line_count
 
 
 class SelectionError(Exception):
@@ -51,11 +51,9 @@ def subjects(targets: list[Target]) -> list[Subject]:
         here = [Subject(label_of(text), target.path, span.line, workload)
                 for span, text, workload in target.program.workloads
                 if line is None or span.line <= line <= span.end_line]
-        if line is not None and not here:
-            if line > target.lines:  # the words `explain FILE:LINE` uses
-                raise SelectionError(past_the_end(target.path, line, target.lines))
-            raise SelectionError(f"{target.path}:{line}: no workload on this line; "
-                                 f"{_lines('workloads', _all(target))}")
+        problem = line_problem(target.path, line, target.lines, target.program)  # in the words explain uses
+        if problem is not None:
+            raise SelectionError(problem.message)
         found.extend(here)
     return found
 
