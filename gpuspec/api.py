@@ -445,6 +445,12 @@ def load_specs(paths: Iterable[str], defaults: Defaults | None = None, search: S
                 diagnostics.extend(error.diagnostics)
                 if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
                     texts[str(path)] = read_leniently(path)
+        for diagnostic in diagnostics:  # an error at what a spec was given from outside it (a pyproject.toml key)
+            where = diagnostic.span.file if diagnostic.span is not None else None
+            if where is not None and where not in texts and where != "-":
+                text = read_leniently(where)
+                if text:
+                    texts[where] = text
         return Specs(specs, [str(f) for f in files], diagnostics, texts, warnings, paths, rebound)
 
 

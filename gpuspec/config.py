@@ -77,7 +77,7 @@ class Config(Record):
         if device is not None or tolerance is not None:
             from gpuspec.resolve.defaults import defaults as checked
 
-            found, wrong = checked(device, tolerance)
+            found, wrong = checked(device, tolerance, tolerance_origin=named("tolerance"))
             problems += [attrs.evolve(p, message=f"{named('device' if p.code == 'unknown-device' else 'tolerance')}"
                                       f": {p.message}") for p in wrong]
             defaults = attrs.evolve(defaults, device=found.device if device is not None else defaults.device,
@@ -333,7 +333,8 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
     from gpuspec.resolve.defaults import defaults as checked_defaults
 
     with_device, device_problems = checked_defaults(device, None, locate.key("device"))
-    with_tolerance, tolerance_problems = checked_defaults(None, tolerance, None, locate.key("tolerance"))
+    with_tolerance, tolerance_problems = checked_defaults(None, tolerance, None, locate.key("tolerance"),
+                                                          "[tool.gpuspec] `tolerance`")
     defaults = Defaults(with_device.device, with_tolerance.tolerance, sources)
     for key, problems in (("device", device_problems), ("tolerance", tolerance_problems)):
         errors.extend(Diagnostic(p.code, f"[tool.gpuspec] `{key}`: {p.message}", p.span, p.help) for p in problems)

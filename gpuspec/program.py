@@ -97,6 +97,11 @@ class Tolerance(Record):
     absolute: float | None
     written: str
     from_file: bool  # the file's default rather than one written beside the claim
+    # A default (`set tolerance`, [tool.gpuspec], --tolerance) with a unit fits the claims of its dimension alone;
+    # `origin` names where it was given, in words, and `place` where it was written, when in a file.
+    dimension: units.Dimension | None = None
+    origin: str | None = None
+    place: Span | None = None
 
 
 @record

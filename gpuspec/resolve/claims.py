@@ -104,11 +104,25 @@ def claim(scope: Scope, written: nodes.ClaimNode, statement: str, workload, subj
                               "write the interval as a range (`10–40 µs`) or a bound (`< 40 µs`)")
     elif written.comparator == "≈":
         allowed = scope.tolerance
+        if allowed.absolute is not None and allowed.dimension is not None and \
+                allowed.dimension != dimension_of(subject):
+            raise _misfit(allowed, written, dimension_of(subject))
     if written.practice:  # about real hardware: what a device of that name takes, by a profile or a harness
         return Claim(written.span, written.text, statement, subject.text or written.text, written.comparator,
                      subject, expected, allowed, PRACTICE_SOURCES, quote, True)
     return Claim(written.span, written.text, statement, subject.text or written.text, written.comparator, subject,
                  expected, allowed, scope.sources, quote, scope.sources_set)
+
+
+def _misfit(allowed, written: nodes.ClaimNode, dimension) -> Invalid:
+    """A default tolerance with a unit (`set tolerance = 5 s`, [tool.gpuspec], --tolerance) on a claim of another
+    dimension: refused where the tolerance was written (at the claim when that is no file: a command's option)."""
+    given = f"{allowed.origin or 'the tolerance'}: `{allowed.written}` is in {describe(allowed.dimension)}"
+    claim = f"`{written.text}` ({written.span})" if allowed.place is not None else "this claim"
+    return invalid("dimension-mismatch", f"{given}, but {claim} is in {describe(dimension)}",
+                   allowed.place or written.span,
+                   "a tolerance with a unit fits the claims of its dimension alone: make it a percentage (`5%`), or "
+                   "give this claim a tolerance of its own, in its unit (`≈ N unit ± M unit`)")
 
 
 # The sources a claim written after `in practice` is checked against (the model's ideal value is shown beside them).

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import attrs
+
 from gpuspec import devices, nodes
 from gpuspec.diagnostics import Diagnostic, did_you_mean
 from gpuspec.program import Defaults, Tolerance
@@ -19,9 +21,11 @@ _TOLERANCE = re.compile(r"(?:±|\+-|\+/-)?\s*(?P<number>[0-9][0-9,]*(?:\.[0-9]+)
 
 
 def defaults(device: str | None, tolerance: str | None, device_span: Span | None = None,
-             tolerance_span: Span | None = None) -> tuple[Defaults, list[Diagnostic]]:
+             tolerance_span: Span | None = None, tolerance_origin: str | None = None) \
+        -> tuple[Defaults, list[Diagnostic]]:
     """The Defaults for a device name and a tolerance as written, and the errors of those that are wrong (each at
-    the span given: where it was written)."""
+    the span given: where it was written). A tolerance with a unit fits the claims of its dimension alone: a claim of
+    another is refused at `tolerance_span` (else at the claim), its words naming `tolerance_origin`."""
     found, errors = Defaults(), []
     if device is not None:
         try:
@@ -30,7 +34,7 @@ def defaults(device: str | None, tolerance: str | None, device_span: Span | None
             errors.append(problem.diagnostic)
     if tolerance is not None:
         try:
-            found = Defaults(found.device, default_tolerance(tolerance, tolerance_span))
+            found = Defaults(found.device, default_tolerance(tolerance, tolerance_span, tolerance_origin))
         except Invalid as problem:
             errors.append(problem.diagnostic)
     return found, errors
@@ -44,7 +48,7 @@ def default_device(name: str, span: Span | None) -> devices.Device:
     return found
 
 
-def default_tolerance(text: str, span: Span | None) -> Tolerance:
+def default_tolerance(text: str, span: Span | None, origin: str | None = None) -> Tolerance:
     written = text.strip()
     match = _TOLERANCE.fullmatch(written)
     if match is None:
@@ -52,4 +56,6 @@ def default_tolerance(text: str, span: Span | None) -> Tolerance:
                       "write a percentage (`5%`) or a quantity (`2 µs`), as `set tolerance` takes it")
     where = span or Span("<defaults>", 1, 1, 1, 1)
     number = nodes.Number(match["number"], span=where)
-    return checked_tolerance(number, unit_text(match["unit"], where), span, from_file=True)
+    unit = unit_text(match["unit"], where)
+    found = checked_tolerance(number, unit, span, from_file=True)
+    return attrs.evolve(found, dimension=unit.dimension, origin=origin, place=span)

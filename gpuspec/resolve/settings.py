@@ -63,8 +63,11 @@ def setting(written: nodes.Setting, scope: Scope) -> None:
     if written.amount is None:
         raise invalid("bad-setting", f"`{name}` takes a number", span)
     number, given = written.amount.low, unit(written.amount.phrase)
-    if name == "tolerance":
-        scope.tolerance = tolerance(number, given, span, from_file=True)
+    if name == "tolerance":  # with a unit, it fits the claims of that dimension alone (resolve/claims.py)
+        import attrs
+
+        scope.tolerance = attrs.evolve(tolerance(number, given, span, from_file=True), dimension=given.dimension,
+                                       origin="`set tolerance`", place=span)
     elif name == "shared_memory_per_block":
         same_dimension(given.dimension, units.BYTES, name, span)
         scope.shared_memory_per_block = in_range(number, given, span)
