@@ -8,6 +8,7 @@ from attrs import evolve, field
 from gpuspec.devices import CatalogError, Fact, facts_of
 from gpuspec.record import ValueRecord, record
 from gpuspec.resources import catalog_data
+from gpuspec import units
 from gpuspec.units import COUNT
 
 # Every field a model may have: all are plain counts.
@@ -84,12 +85,13 @@ def shape_params(model: Model) -> tuple[int, str] | None:
     mlp = 3 * h * v["intermediate"] * experts + (h * experts if experts > 1 else 0)
     layer = attention + biases + mlp + 2 * h
     total = embeddings + v["layers"] * layer + h
-    words = (f"counted from the shape: embeddings {v['vocab']:,} x {h:,}"
+    n = units.format_count  # thousands separated; past 10^15 with an exponent, as a derivation shows a count
+    words = (f"counted from the shape: embeddings {n(v['vocab'])} x {n(h)}"
              + ("" if model.tied_embeddings else " twice (the output layer is not tied)")
-             + f" + {v['layers']} layers x ({attention:,} attention"
-             + (f" + {biases:,} q/k/v biases" if biases else "")
-             + f" + {mlp:,} MLP{' with its experts and router' if experts > 1 else ''} + {2 * h:,} norms)"
-             + f" + {h:,} final norm")
+             + f" + {n(v['layers'])} layers x ({n(attention)} attention"
+             + (f" + {n(biases)} q/k/v biases" if biases else "")
+             + f" + {n(mlp)} MLP{' with its experts and router' if experts > 1 else ''} + {n(2 * h)} norms)"
+             + f" + {n(h)} final norm")
     return total, words
 
 

@@ -187,7 +187,7 @@ def significant(number: float, digits: int = 3) -> str:
         return f"{mantissa}e{int(exponent)}"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(number))))
     text = f"{number:.{decimals}f}"
-    if decimals == 0 and abs(number) >= 1e4:
+    if decimals == 0 and abs(number) >= 1e3:  # thousands separated, as a whole count is: 2,312, not 2312
         text = f"{number:,.0f}"
     return text
 
@@ -226,7 +226,7 @@ def format_in(number: float, unit: Unit, digits: int = 4, at_least_decimals: int
         text = significant(scaled, digits)
         decimals = len(text.partition(".")[2])
         if decimals < at_least_decimals:
-            text = f"{scaled:.{at_least_decimals}f}"
+            text = f"{scaled:,.{at_least_decimals}f}"
     if unit.noun and "/" not in unit.symbol:  # counted things read best as plain numbers: `waves = 62.06`
         return text
     joiner = "" if unit.symbol in ("%", "×") or unit.symbol in _LARGE_PREFIXES or unit.symbol[:1] == "/" else " "

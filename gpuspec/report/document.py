@@ -15,9 +15,9 @@ import re
 from gpuspec.program import SOURCES, FactRef, MetricRef, NamedRef, Operation
 from gpuspec.record import Record, record
 from gpuspec.report import Report
+from gpuspec.report.markdown import LIMIT, Section, fitted, heading
 from gpuspec.report.markdown import cell as markdown_cell
 from gpuspec.report.markdown import derivations as markdown_derivations
-from gpuspec.report.markdown import heading
 from gpuspec.report.safe import shown
 from gpuspec.report.text import derivation, failed_derivation, realistic_line
 from gpuspec.verdicts import Verdict, show
@@ -187,86 +187,52 @@ def _plural(count: int, word: str) -> str:
 # --- Markdown --------------------------------------------------------------------------------------
 
 # GitHub takes a PR comment of at most 65,536 characters (a job summary: 1 MiB). The report keeps under this, with
-# room for what a bot posting it adds; past it, the least telling rows are left out and counted.
-MARKDOWN_LIMIT = 60_000
+# room for what a bot posting it adds; past it, the least telling rows are left out and counted (markdown.fitted).
+MARKDOWN_LIMIT = LIMIT
 # GitHub shows no data: image in a comment or summary: a picture is inlined only when small; otherwise the reader
 # is told where to get it.
 MARKDOWN_PICTURE_LIMIT = 8_000
 
 
-@record
-class _Section(Record):
-    """Lines of the Markdown report: a head, rows that may be left out from the end (the lowest `keep` first),
-    and what to say when some are."""
-
-    head: tuple[str, ...]
-    rows: tuple[str, ...]
-    keep: int          # the order in which sections give up rows: 0 first
-    left_out: str = ""  # `{n}` more ...: the line shown when n rows are left out
-
-
 def render_markdown(report: Report, pictures: list[Picture]) -> str:
     columns = sources(report)
     found = rows(report)
-    sections = [_Section(("# gpuspec report", "", heading(report)), (), 99)]
+    sections = [Section(("# gpuspec report", "", heading(report)), (), 99)]
     counts = files(report, found)
     if len(counts) > 1 or report.diagnostics:
-        sections.append(_Section(("", "| File | Devices | Claims | Failed | Passed | Skipped | Errors |",
-                                  "| --- | --- | --: | --: | --: | --: | --: |"),
-                                 tuple(_markdown_count(c) for c in counts), 2, "{n} more files"))
+        sections.append(Section(("", "| File | Devices | Claims | Failed | Passed | Skipped | Errors |",
+                                 "| --- | --- | --: | --: | --: | --: | --: |"),
+                                tuple(_markdown_count(c) for c in counts), 2, "{n} more files", "1 more file"))
     if found:
         failing = [r for r in found if r.status == "fail"]
         title = f"## Claims ({len(found):,}, failures first)" if failing else f"## Claims ({len(found):,})"
         header = ("", title, "", "| Where | Device | Claim | " + " | ".join(columns) + " | Why it fails |",
                   "| --- | --- | --- | " + " | ".join("---" for _ in columns) + " | --- |")
-        sections.append(_Section(header, tuple(_markdown_row(r) for r in failing), 5,
-                                 "{n} more failing claims (the HTML report, `--format html`, has every one)"))
-        sections.append(_Section((), tuple(_markdown_row(r) for r in found if r.status != "fail"), 0,
-                                 "{n} more claims that hold or were skipped (`--format html` has every one)"))
+        sections.append(Section(header, tuple(_markdown_row(r) for r in failing), 5,
+                                "{n} more failing claims (the HTML report, `--format html`, has every one)",
+                                "1 more failing claim (the HTML report, `--format html`, has every one)"))
+        sections.append(Section((), tuple(_markdown_row(r) for r in found if r.status != "fail"), 0,
+                                "{n} more claims that hold or were skipped (`--format html` has every one)",
+                                "1 more claim that holds or was skipped (`--format html` has every one)"))
         verdicts = [v for r in failing for v in r.failures]
         if verdicts:
-            sections.append(_Section(("", "### How the failing values are derived"),
-                                     tuple("\n".join(markdown_derivations([v])) for v in verdicts), 1,
-                                     "{n} more derivations (`gpuspec explain FILE:LINE` shows each)"))
+            sections.append(Section(("", "### How the failing values are derived"),
+                                    tuple("\n".join(markdown_derivations([v])) for v in verdicts), 1,
+                                    "{n} more derivations (`gpuspec explain FILE:LINE` shows each)",
+                                    "1 more derivation (`gpuspec explain FILE:LINE` shows it)"))
     nothing = report.nothing_checked()
     if nothing:
-        sections.append(_Section(("", markdown_cell(_sentence(nothing))), (), 99))
+        sections.append(Section(("", markdown_cell(_sentence(nothing))), (), 99))
     for title, found_here in (("Errors", report.diagnostics), ("Warnings", report.warnings)):
         if found_here:
-            sections.append(_Section(("", f"## {title} ({len(found_here):,})", "", "| Where | Code | Message |",
-                                      "| --- | --- | --- |"), tuple(_markdown_diagnostic(d) for d in found_here),
-                                     4 if title == "Errors" else 1, f"{{n}} more {title.lower()}"))
+            word = title.lower()
+            sections.append(Section(("", f"## {title} ({len(found_here):,})", "", "| Where | Code | Message |",
+                                     "| --- | --- | --- |"), tuple(_markdown_diagnostic(d) for d in found_here),
+                                    4 if title == "Errors" else 1, f"{{n}} more {word}", f"1 more {word[:-1]}"))
     for picture in pictures:
         title = markdown_cell(picture.title)
-        sections.append(_Section(("", f"## {title}", "", _markdown_picture(picture, title)), (), 99))
-    return _fitted(sections)
-
-
-def _fitted(sections: list[_Section]) -> str:
-    """The sections' lines, rows left out from the least telling sections until the whole fits MARKDOWN_LIMIT."""
-    kept = [len(s.rows) for s in sections]
-
-    def text() -> str:
-        lines: list[str] = []
-        for section, count in zip(sections, kept):
-            lines += [*section.head, *section.rows[:count]]
-            if count < len(section.rows):
-                lines += ["", _sentence(section.left_out.format(n=f"{len(section.rows) - count:,}")), ""]
-        return "\n".join(lines) + "\n"
-
-    for order in sorted({s.keep for s in sections}):
-        for index, section in enumerate(sections):
-            if section.keep != order:
-                continue
-            excess = len(text()) - MARKDOWN_LIMIT
-            if excess <= 0:
-                return text()
-            if kept[index] == len(section.rows) and section.rows:  # the line that counts what is left out
-                excess += len(section.left_out) + 12
-            while kept[index] and excess > 0:  # each row gives back its length and its line break
-                kept[index] -= 1
-                excess -= len(section.rows[kept[index]]) + 1
-    return text()
+        sections.append(Section(("", f"## {title}", "", _markdown_picture(picture, title)), (), 99))
+    return fitted(sections, MARKDOWN_LIMIT)
 
 
 def _markdown_count(count: FileCount) -> str:

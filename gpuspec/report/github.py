@@ -7,6 +7,7 @@ a line nor end the command it is in.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 from gpuspec.diagnostics import Diagnostic
@@ -63,14 +64,24 @@ def _error(diagnostic: Diagnostic, kind: str = "error") -> str:
     return command(kind, diagnostic.span, f"gpuspec {kind}[{diagnostic.code}]", message)
 
 
+def _size(path: str) -> int:
+    """Bytes a regular file holds already (0 for anything else: a link or a folder is refused by the append)."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return 0
+    return found.st_size if stat.S_ISREG(found.st_mode) else 0
+
+
 def render(report: Report) -> str:
     """The workflow commands; where GITHUB_STEP_SUMMARY names a file, the Markdown report is appended to it."""
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         from gpuspec.report import markdown  # only then: the annotations alone need none of it
 
-        try:
-            append(summary, markdown.render(report, whole=True))
+        try:  # within the 1 MiB GitHub takes of a step's summary, less what the step has written to it already
+            room = markdown.SUMMARY_LIMIT - _size(summary)
+            append(summary, markdown.render(report, whole=True, limit=room, size=markdown.utf8_size))
         except WriteError as error:  # the annotations are the result; a summary lost is worth a warning only
             print(shown_line(f"gpuspec: warning: the job summary was not written: {error}"), file=sys.stderr)
     by_claim: dict[int, list[Verdict]] = {}

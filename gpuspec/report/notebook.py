@@ -48,6 +48,7 @@ message with the value's derivation folded under it."""
         rows.append(_row([_status(verdict.status), _text(f"{claim.span.file}:{claim.span.line}"), _text(claim.text),
                           _text(verdict.source), _text(actual.format() if actual is not None else ""),
                           _explained(verdict.message, derivation(actual) if actual is not None else [])]))
-    summary = _text(report.summary_line() + (f", {len(report.diagnostics)} errors" if report.diagnostics else ""))
+    errors = len(report.diagnostics)
+    summary = _text(report.summary_line() + (f", {errors} error{'s' * (errors != 1)}" if errors else ""))
     return (f'<div class="gpuspec-report"><p>{summary}</p>'
             f'<table style="border-collapse:collapse">{"".join(rows)}</table></div>')

@@ -66,7 +66,7 @@ class Attention(ValueRecord):
 # The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
 ATTENTION_METRICS = ("batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "scores", "flops", "score_bytes",
                      "bytes_read", "bytes_written", "peak_flop_rate", "kernels", "launches", "t_floor", "time",
-                     "bound", "round_trips", *ROOFLINE_METRICS)
+                     "bound", "round_trips", "sms_used", *ROOFLINE_METRICS)
 
 KIND = Kind("attention", Attention, recognizes=calls("attention"), noun="attention", modes=KERNEL_MODES,
             figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",), metrics=ATTENTION_METRICS)

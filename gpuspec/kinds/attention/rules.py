@@ -46,9 +46,9 @@ import math
 
 from gpuspec import units
 from gpuspec.model import kernel_sequence, roofline
-from gpuspec.model.estimate import Estimate
+from gpuspec.model.estimate import Estimate, NoValue
 from gpuspec.model.kernel_sequence import Kernel
-from gpuspec.model.values import Value, ceil_quotient, given, largest, product, quotient, renamed, total
+from gpuspec.model.values import Value, ceil_quotient, given, largest, product, quotient, renamed, smallest, total
 from gpuspec.tensors import DTYPES
 
 COUNT, BYTES, FLOPS, TIME = units.COUNT, units.BYTES, units.FLOPS, units.TIME
@@ -137,8 +137,7 @@ def tiled_time(e: Estimate) -> Value:
     _, _, seq_q, head_dim = workload.q.shape
     seq_kv = workload.k.shape[2]
     per_head = -(-seq_q // TILE_ROWS)
-    tiles = product("tiles", e["batch"], e["heads"], given("query tiles per head", per_head, COUNT,
-                                                           note=f"{TILE_ROWS} query rows each, padded"))
+    tiled = tiles(e)
     blocks = key_blocks(seq_q, seq_kv, workload.causal)
     loop = given("key blocks per tile", blocks / per_head, COUNT,
                  note=f"{KEY_BLOCK} keys each" + ("; causal: the blocks up to each tile's diagonal, on average"
@@ -152,7 +151,7 @@ def tiled_time(e: Estimate) -> Value:
     t_block = total("t_block", quotient("math of a key block", block_flops, e["peak_flop_rate"]),
                     quotient("exponentials of a key block", block_scores, e.fact("exp_rate")),
                     note="one key block of one tile over the whole chip; its exponentials after its matmuls")
-    rounds = ceil_quotient("tiles on the busiest SM", tiles, e.fact("sms"))
+    rounds = ceil_quotient("tiles on the busiest SM", tiled, e.fact("sms"))
     share = e.device.fact(f"attention_share_{name}")
     reached = (renamed("attention_share", e.fact(f"attention_share_{name}")) if share is not None else
                given("attention_share", 1, COUNT, note=f"no share measured for {name} on this device: the tensor "
@@ -219,6 +218,25 @@ def kernel_count(e: Estimate) -> Value:
     return given("kernels", len(_kernels(e)), COUNT, note=note)
 
 
+def tiles(e: Estimate) -> Value:
+    """A fused kernel's tiles: one per 128 query rows (padded) of each batch entry and query head."""
+    per_head = -(-e.workload.q.shape[2] // TILE_ROWS)
+    return product("tiles", e["batch"], e["heads"], given("query tiles per head", per_head, COUNT,
+                                                          note=f"{TILE_ROWS} query rows each, padded"))
+
+
+def sms_used(e: Estimate) -> Value:
+    """SMs a fused kernel's grid occupies: its tiles, one per SM at a time, up to the SM count (a decode step's one
+    query per head fills one tile per head: 32 heads use 32 SMs). Eager attention is three kernels, each with a grid
+    of its own, and flash_decoding splits the keys over as many blocks as it likes: neither has one count."""
+    if e.workload.mode != "fused" or e.workload.implementation == "flash_decoding":
+        which = "eager attention runs three kernels, each on a grid of its own" if e.workload.mode != "fused" \
+            else "flash_decoding splits the keys over a grid of its own choosing"
+        raise NoValue(f"{which}: sms_used counts a flash-style kernel's tiles",
+                      "claim the sms_used of a fused attention (its tiles up to the SM count)")
+    return smallest("sms_used", tiles(e), e.fact("sms"), note="one tile per SM at a time, up to the SM count")
+
+
 def round_trips(e: Estimate) -> Value:
     eager = e.workload.mode != "fused"
     return given("round_trips", 2 if eager else 0, COUNT,
@@ -233,5 +251,5 @@ RULES = {
     "bytes_written": bytes_written, "peak_flop_rate": peak_flop_rate, "kernels": kernel_count,
     "launches": lambda e: renamed("launches", e["kernels"]), "t_floor": kernel_sequence.t_floor, "time": time,
     "bound": kernel_sequence.bound, "round_trips": round_trips,
-    **roofline.RULES,
+    "sms_used": sms_used, **roofline.RULES,
 }

@@ -598,9 +598,33 @@ def compute_bound_batch(e: Estimate) -> Value:
         raise NoValue(f"no batch that can be written makes this step compute-bound: it would take "
                       f"{units.significant(exact)} sequences")
     batch_needed = math.ceil(exact - 1e-9)
-    return Value("compute_bound_batch", batch_needed, COUNT,
-                 "⌈({0} / {1}) / (FLOPs per sequence / {2} - KV bytes per sequence / {1})⌉",
-                 (e["weights_read"], e.fact("hbm_bandwidth"), e["peak_flop_rate"]))
+    return Value("compute_bound_batch", batch_needed, COUNT, "⌈({0} / {1}) / ({2} / {3} - {4} / {1})⌉",
+                 (e["weights_read"], e.fact("hbm_bandwidth"), _sequence_flops(e, tokens, pairs, per_sequence_flops),
+                  e["peak_flop_rate"], _sequence_kv(e, kv_seconds * bandwidth)))
+
+
+def _sequence_flops(e: Estimate, tokens: int, pairs: float, number: float) -> Value:
+    """One sequence's FLOPs in a step, with its numbers: 2 per active parameter per token, and attention's 4 per
+    layer, head, head size and pair (a GPU's share, split over tp)."""
+    parts = [e["active_params"]]
+    if e.workload.phase == "prefill":
+        parts.append(given("prompt tokens", tokens, COUNT))
+    parts += [_m(e, "layers"), _m(e, "heads"), _m(e, "head_dim"),
+              given("causal pairs", pairs, COUNT) if e.workload.phase == "prefill" else e["context"]]
+    at = len(parts) - 4
+    rule = "2 × " + " × ".join(f"{{{i}}}" for i in range(at)) + " + 4 × " + \
+        " × ".join(f"{{{i}}}" for i in range(at, len(parts)))
+    if e.workload.tp > 1:
+        rule, parts = f"({rule}) / {{{len(parts)}}}", [*parts, e["tp"]]
+    return Value("FLOPs per sequence", number, units.FLOPS, rule, tuple(parts))
+
+
+def _sequence_kv(e: Estimate, number: float) -> Value:
+    """One sequence's KV cache (a GPU's share, split over tp)."""
+    if e.workload.tp > 1:
+        return Value("KV bytes per sequence", number, BYTES, "{0} × {1} / {2}",
+                     (e["kv_bytes_per_token"], e["context"], e["tp"]))
+    return Value("KV bytes per sequence", number, BYTES, "{0} × {1}", (e["kv_bytes_per_token"], e["context"]))
 
 
 RULES = {

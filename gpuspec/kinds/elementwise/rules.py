@@ -195,8 +195,15 @@ def launches(e: Estimate) -> Value:
 
 
 def round_trips(e: Estimate) -> Value:
-    trips = 0 if e.workload.mode == "fused" else max(0, len(_kernels(e)) - 1)
-    return given("round_trips", trips, COUNT, note="each intermediate is written to HBM and read back")
+    intermediates = max(0, len(_operations(e.workload.expr)) - 1)  # every operation's result but the last
+    trips = 0 if e.workload.mode == "fused" else intermediates
+    if trips:
+        note = "each intermediate is written to HBM and read back"
+    elif intermediates:
+        note = "fused: every intermediate stays on chip"
+    else:
+        note = "one operation: no intermediate to write to HBM"
+    return given("round_trips", trips, COUNT, note=note)
 
 
 RULES = {

@@ -42,7 +42,8 @@ class Rowwise(ValueRecord):
 
 # The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
 ROWWISE_METRICS = ("rows", "row_length", "elements", "passes", "kernels", "launches", "bytes_read", "bytes_written",
-                   "flops", "peak_flop_rate", "t_floor", "time", "bound", "round_trips", *ROOFLINE_METRICS)
+                   "flops", "peak_flop_rate", "t_floor", "time", "bound", "round_trips", "sms_used",
+                   *ROOFLINE_METRICS)
 
 KIND = Kind("rowwise", Rowwise, recognizes=calls(*ROWWISE_OPS), noun="row-wise operation", modes=KERNEL_MODES,
             figures=KERNEL_FIGURES, streamable=True, measured_leaves=("time",), metrics=ROWWISE_METRICS)

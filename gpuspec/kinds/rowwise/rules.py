@@ -38,7 +38,7 @@ from gpuspec import units
 from gpuspec.model import kernel_sequence, roofline
 from gpuspec.model.estimate import Estimate
 from gpuspec.model.kernel_sequence import Kernel
-from gpuspec.model.values import Value, given, product, renamed
+from gpuspec.model.values import Value, given, product, renamed, smallest
 
 COUNT, BYTES, FLOPS = units.COUNT, units.BYTES, units.FLOPS
 
@@ -132,6 +132,12 @@ def peak_flop_rate(e: Estimate) -> Value:
     return renamed("peak_flop_rate", e.fact("fp64" if e.workload.x.dtype == "fp64" else "fp32"))
 
 
+def sms_used(e: Estimate) -> Value:
+    """SMs the kernels' grids occupy: each kernel runs one block per row (as the harness's Triton kernels do), so
+    the rows, up to the SM count (8 rows of 4,096 on a 132-SM H100 use 8 SMs, however long the rows)."""
+    return smallest("sms_used", e["rows"], e.fact("sms"), note="one block per row, up to the SM count")
+
+
 def round_trips(e: Estimate) -> Value:
     return given("round_trips", len(_kernels(e)) - 1, COUNT,
                  note="each row statistic an eager kernel writes is read back by the next")
@@ -142,5 +148,5 @@ RULES = {
     "launches": lambda e: renamed("launches", e["kernels"]),
     "bytes_read": bytes_read, "bytes_written": bytes_written, "flops": flops, "peak_flop_rate": peak_flop_rate,
     "t_floor": kernel_sequence.t_floor, "time": time, "bound": kernel_sequence.bound, "round_trips": round_trips,
-    **roofline.RULES,
+    "sms_used": sms_used, **roofline.RULES,
 }

@@ -53,7 +53,7 @@ class Stream(ValueRecord):
 # The metrics of its rules (rules.py), for what the resolver says before any rule is loaded.
 STREAM_METRICS = ("repeats", "kernels", "launches", "kernel_time", "launch_cost", "host_time", "launch_time",
                   "busy_time", "time", "idle_time", "busy_share", "idle_share", "sample_window", "utilization",
-                  "bound", "bytes_moved", "flops", "bytes_per_repeat", "peak_flop_rate")
+                  "bound", "bytes_moved", "flops", "bytes_per_repeat", "peak_flop_rate", "sms_used")
 
 # The harness times the whole stream and the host's launches on the host, and the GPU's share from a CUDA graph.
 # An observed figure is of the whole stream: its time, kernels launched per second, or its FLOPs or bytes over the

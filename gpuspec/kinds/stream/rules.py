@@ -212,4 +212,6 @@ RULES = {
     # what an observed figure of the stream is measured against: the repeated workload's peak and memory
     "peak_flop_rate": lambda e: renamed("peak_flop_rate", _inner(e)["peak_flop_rate"]),
     "memory_needed": lambda e: renamed("memory_needed", _repeated(e, "memory_needed")),
+    # the SMs each repeat's kernel occupies: the repeats run one after another, on as many SMs each
+    "sms_used": lambda e: renamed("sms_used", _repeated(e, "sms_used")),
 }
