@@ -243,7 +243,7 @@ def _shape(value):
     # elsewhere it is the value
         skipped = ("span", "text") if type(value).__name__ in ("ClaimNode", "Subject", "Figure") else ("span",)
         return (type(value).__name__,) + tuple(_shape(getattr(value, a.name)) for a in attrs.fields(type(value))
-                                              if a.name not in skipped)
+                                              if a.name not in skipped and not a.name.endswith("_span"))
     if isinstance(value, (list, tuple)):
         return tuple(_shape(v) for v in value)
     return value

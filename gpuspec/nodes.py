@@ -312,6 +312,7 @@ class DeviceStatement(Record):
     name: str
     base: str | None
     assignments: tuple[Assignment, ...] = field(converter=as_tuple)
+    name_span: Span | None = field(default=None, eq=False, repr=False)  # where NAME is written
     span: Span = _span()
 
 
@@ -322,6 +323,7 @@ class ModelStatement(Record):
     name: str
     base: str | None
     assignments: tuple[Assignment, ...] = field(converter=as_tuple)
+    name_span: Span | None = field(default=None, eq=False, repr=False)  # where NAME is written
     span: Span = _span()
 
 

@@ -81,8 +81,10 @@ class _Tree:
 
 
 class _BadNumber(Exception):
-    def __init__(self, token: Token, reason: str, code: str = "bad-number"):
-        self.token, self.reason, self.code = token, reason, code
+    """A token the grammar takes but the language refuses (a number too large, an option written twice)."""
+
+    def __init__(self, token: Token, reason: str, code: str = "bad-number", help: str | None = None):
+        self.token, self.reason, self.code, self.help = token, reason, code, help
 
 
 class _BadIndent(Exception):
@@ -558,6 +560,13 @@ class _Runtime:
                 kind, token = queue.pop()
 
 
+def _first_token(children) -> Token:
+    """The first token of what an option's rule kept (a token, or a list of tokens and nodes)."""
+    if isinstance(children, Token):
+        return children
+    return next(child for child in children if isinstance(child, Token))
+
+
 def _kept_alone(single: bool, children, size: int) -> int | None:
     """The index of the child that is a rule's value, as it is, when Lark's shaping always leaves that one child
     alone (`?sum: product`, `?atom: "(" expr ")"`), or None."""
@@ -804,7 +813,7 @@ def _stopped_by(error: _BadNumber | _BadIndent, source: SpecText) -> _Stopped:
         shift = (source.column_offsets or {}).get(token.line, 0)
         span = Span(source.path, token.line + source.line_offset, token.column + shift,
                     token.end_line + source.line_offset, token.end_column + shift)
-        return _Stopped(Diagnostic(error.code, error.reason, span), token.line - 1, False)
+        return _Stopped(Diagnostic(error.code, error.reason, span, error.help), token.line - 1, False)
     line = error.token.end_line + source.line_offset
     column = len(error.token.value.rsplit("\n", 1)[-1].expandtabs(8)) + 1
     column += (source.column_offsets or {}).get(error.token.end_line, 0)
@@ -1423,17 +1432,19 @@ class _Builder:
 
     @_with_extent
     def device_stmt(self, meta, children):
-        names = [str(c) for c in children if isinstance(c, Token) and c.type == "CATALOG_NAME"]
+        tokens = [c for c in children if isinstance(c, Token) and c.type == "CATALOG_NAME"]
+        names = [str(c) for c in tokens]
         assignments = [c for c in children if isinstance(c, nodes.Assignment)]
         return nodes.DeviceStatement(names[0], names[1] if len(names) > 1 else None, assignments,
-                                     span=self._span(meta))
+                                     self._tspan(tokens[0]), span=self._span(meta))
 
     @_with_extent
     def model_stmt(self, meta, children):
-        names = [str(c) for c in children if isinstance(c, Token) and c.type == "CATALOG_NAME"]
+        tokens = [c for c in children if isinstance(c, Token) and c.type == "CATALOG_NAME"]
+        names = [str(c) for c in tokens]
         assignments = [c for c in children if isinstance(c, nodes.Assignment)]
         return nodes.ModelStatement(names[0], names[1] if len(names) > 1 else None, assignments,
-                                    span=self._span(meta))
+                                    self._tspan(tokens[0]), span=self._span(meta))
 
     @_with_extent
     def stream(self, meta, children):
@@ -1519,6 +1530,8 @@ class _Builder:
         _, on, *rest = children
         if not rest:  # the usual case: `on <shape>` alone, or nothing
             return nodes.Options(on, None, None, False, None, None, None, span=self._span(meta))
+        if len(rest) > 1:
+            self._once_each(rest)
         mode = next((r[1] for r in rest if r[0] == "mode"), None)
         threads = next((r[1] for r in rest if r[0] == "threads"), None)
         graph = any(r[0] == "graph" for r in rest)
@@ -1530,6 +1543,40 @@ class _Builder:
                                                 "(`observed_mbu ≈ 60%`)", "observed-figure")
         observed = observed[0][1] if observed else None
         return nodes.Options(on, mode, threads, graph, tile, across, observed, span=self._span(meta))
+
+    _OPTION_WORDS = {"mode": "a workload runs in one mode", "threads": "a workload has one block size",
+                     "tiles": "a matmul has one tile", "graph": "a workload is one CUDA graph", "across": "a collective runs across one set of "
+                     "GPUs"}
+
+    def _once_each(self, options: list) -> None:
+        """Each option at most once: a second mode (`eager fused`), block size, tile or `across` would silently
+        replace the first. The error is at the second, naming the first. (Observed figures say so themselves.)"""
+        first: dict[str, tuple] = {}
+        for option in options:
+            kind = option[0]
+            if kind == "observed":
+                continue
+            if kind not in first:
+                first[kind] = option
+                continue
+            earlier = first[kind]
+            at = self._tspan(_first_token(earlier[2]))
+            (written, extent), (before, _) = self._option_text(option), self._option_text(earlier)
+            if written == before:
+                reason = f"`{written}` is written already, at {at.line}:{at.column}"
+            else:
+                reason = f"`{written}` after `{before}` ({at.line}:{at.column}): {self._OPTION_WORDS[kind]}"
+            # the error spans the whole option
+            token = _token("OPTION", written, extent.start, extent.line, extent.column, extent.end_line,
+                           extent.end_column, extent.end)
+            raise _BadNumber(token, reason, "duplicate-option",
+                             f"keep one: `{before}` or `{written}`" if written != before else "write it once")
+
+    def _option_text(self, option: tuple) -> tuple[str, _Extent]:
+        """An option as written (its words, spaced once), and where."""
+        tokens = option[2] if isinstance(option[2], list) else [option[2]]
+        extent = _Extent([t for t in tokens if isinstance(t, Token)])
+        return " ".join(self._slice(extent).split()), extent
 
     @_without_extent
     def eager(self, meta, children):

@@ -7,7 +7,7 @@ import attrs
 from gpuspec import devices, llm_catalog, nodes, units
 from gpuspec.devices import Fact
 from gpuspec.diagnostics import did_you_mean
-from gpuspec.resolve.checked import constant, dimension_of, same_dimension
+from gpuspec.resolve.checked import constant, dimension_of, expr_text, same_dimension
 from gpuspec.resolve.quantities import quantity
 from gpuspec.resolve.scope import Invalid, Scope, after_failed, invalid
 from gpuspec.text import Span
@@ -20,6 +20,8 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
     takes X's place: `device X` is NAME; a derived device keeps its name and its overrides, applied to NAME as they
     were to X (a fact written as `device.f * 0.9` is 0.9 of NAME's), and stands for NAME, so that NAME's
     measurements and profiles are compared with it (`from none` too: NAME's facts under the ones it sets)."""
+    if statement.base is not None:
+        _new_name(scope, "device", statement)
     defined = scope.devices.get(statement.name) if statement.base is None else None
     if defined is not None and not statement.assignments:  # `device tpu-v5e` again, after the spec defined it
         scope.device, scope.device_span, scope.device_unknown = defined, statement.span, False
@@ -55,7 +57,7 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
         name = base.name if statement.base is None else name
     facts: dict[str, Fact] = {}
     scope.device = base  # device.field in an override refers to the base's facts
-    for assignment in statement.assignments:
+    for assignment in _once_each(scope, statement):
         try:
             facts[assignment.name] = _override(scope, assignment)
         except Invalid as problem:
@@ -66,6 +68,8 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
     scope.device, scope.device_span, scope.device_unknown = found, statement.span, False
     if statement.base is not None or defined is not None:
         scope.devices[statement.name] = found
+    if statement.base is not None:
+        scope.definitions[("device", statement.name.lower())] = (statement.name, statement.span)
 
 
 def model(statement: nodes.ModelStatement, scope: Scope) -> None:
@@ -73,6 +77,7 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
         raise invalid("model-needs-base", f"`model {statement.name}` defines a model, so it needs a base",
                       statement.span, f"write `model {statement.name} from llama3-8b with layers = ...`, or "
                       f"`from none` and every field")
+    _new_name(scope, "model", statement)
     if statement.base.lower() == "none":
         base = llm_catalog.blank(statement.name)
     else:
@@ -85,7 +90,7 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
                           did_you_mean(statement.base, [*scope.models, *llm_catalog.known_names()]))
     facts = {}
     flags = {}
-    for assignment in statement.assignments:
+    for assignment in _once_each(scope, statement):
         try:
             if assignment.name in _MODEL_FLAGS:  # `tied_embeddings = yes`: a yes or no, also written 1 or 0
                 flags[assignment.name] = _flag(scope, assignment)
@@ -119,6 +124,49 @@ def model(statement: nodes.ModelStatement, scope: Scope) -> None:
     for problem in _inconsistent(found, spans, statement.span):
         scope.errors.append(problem.diagnostic)
     scope.models[statement.name] = found
+    scope.definitions[("model", statement.name.lower())] = (statement.name, statement.span)
+
+
+def _new_name(scope: Scope, kind: str, statement: nodes.DeviceStatement | nodes.ModelStatement) -> None:
+    """A device or model a spec defines takes a name of its own: not a catalog entry's name or alias (matched as
+    `device X` matches them, ignoring case), which `device X` would then stand for two ways, nor one the spec has
+    defined already (the later would silently win)."""
+    name, where = statement.name, statement.name_span or statement.span
+    catalog = devices.lookup(name) if kind == "device" else llm_catalog.lookup(name)
+    if catalog is not None:
+        alias = "" if catalog.name.lower() == name.lower() else "a name of "
+        base = catalog.name if statement.base is None or statement.base.lower() == "none" else statement.base
+        raise invalid("catalog-name", f"`{name}` is {alias}the catalog {kind} {catalog.name}: a {kind} defined "
+                      f"here takes a name of its own, or `{name}` would stand for two {kind}s", where,
+                      f"choose another name; `{kind} mine from {base} with ...` overrides a catalog {kind}")
+    earlier = scope.definitions.get((kind, name.lower()))
+    if earlier is not None:
+        written, span = earlier
+        line = f" on line {span.line}" if span is not None else ""
+        spelled = f" as `{written}`" if written != name else ""
+        raise invalid("duplicate-name", f"{kind} `{name}` is already defined{line}{spelled}", where,
+                      f"choose another name; `{kind} {written}` selects the one defined"
+                      + (f", and `device {written} with ...` changes some of its facts for what follows"
+                         if kind == "device" else ""))
+
+
+def _once_each(scope: Scope, statement: nodes.DeviceStatement | nodes.ModelStatement) -> list[nodes.Assignment]:
+    """The assignments of a statement, each field once: a second `sms = ...` is an error (at it, naming the first)
+    and is left out."""
+    first: dict[str, nodes.Assignment] = {}
+    kept = []
+    for assignment in statement.assignments:
+        earlier = first.setdefault(assignment.name, assignment)
+        if earlier is assignment:
+            kept.append(assignment)
+            continue
+        where = f" at {earlier.span.line}:{earlier.span.column}" if earlier.span is not None else ""
+        written, before = (f"{a.name} = {expr_text(a.value)}" for a in (assignment, earlier))
+        scope.errors.append(invalid("duplicate-setting", f"`{written}` sets `{assignment.name}` again: `{before}`"
+                                    f"{where} set it already", assignment.span,
+                                    f"keep one: `{before}` or `{written}`" if written != before
+                                    else "write it once").diagnostic)
+    return kept
 
 
 _MODEL_FLAGS = ("tied_embeddings", "qkv_bias")

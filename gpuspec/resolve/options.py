@@ -74,6 +74,31 @@ def llm(scope: Scope, step: nodes.Decode):
     return model
 
 
+def once_each(settings, what: str, same: dict[str, str] | None = None) -> None:
+    """Each setting of a step at most once (`batch 1, batch 64` would keep the last): the error is at the second,
+    naming the first. `same` maps a setting to the one it also sets (a prefill's `prompt` is its `context`)."""
+    seen: dict[str, nodes.DecodeSetting] = {}
+    for setting in settings:
+        key = (same or {}).get(setting.name, setting.name)
+        first = seen.setdefault(key, setting)
+        if first is setting:
+            continue
+        written, before = setting_text(setting), setting_text(first)
+        where = f"{first.span.line}:{first.span.column}" if first.span is not None else "before"
+        also = "" if key == setting.name == first.name else f" ({what}'s `{setting.name}` is its `{key}`)" \
+            if key != setting.name else f" ({what}'s `{first.name}` is its `{key}`)"
+        raise invalid("duplicate-setting", f"`{written}` sets `{key}` again: `{before}` at {where} set it "
+                      f"already{also}", setting.span,
+                      f"keep one: `{before}` or `{written}`" if written != before else "write it once")
+
+
+def setting_text(setting: nodes.DecodeSetting) -> str:
+    """A step's setting as written: `batch 8`, `weights int4`, `15 kernels per layer`."""
+    if setting.name == "kernels_per_layer" and setting.number is not None:
+        return f"{setting.number.text} kernels per layer"
+    return f"{setting.name} {setting.number.text if setting.number is not None else setting.word}"
+
+
 def dtype_setting(setting: nodes.DecodeSetting) -> str:
     if setting.word not in DTYPES:
         raise invalid("unknown-dtype", f"`{setting.word or setting.number.text}` is not a dtype",

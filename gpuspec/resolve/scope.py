@@ -88,6 +88,8 @@ class Scope:
         self.nccl_launch = "eager"  # how collectives were called (`set nccl_launch = graph`)
         self.attention_implementation = "auto"  # the kernel of a fused attention (`set attention_implementation = ...`)
         self.models: dict[str, object] = {}
+        # Where each device and model the spec defined was defined: (kind, name in lower case) -> (name, span)
+        self.definitions: dict[tuple[str, str], tuple[str, Span | None]] = {}
         self.names: dict[str, WorkloadName | ValueName | TensorName] = {}
         # Names, devices and models whose definition failed (an error of its own, or a line that did not parse),
         # each with what it was to be: "workload", "value", "tensor", "device", "model", or "" where that is not

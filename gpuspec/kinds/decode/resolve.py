@@ -30,6 +30,9 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         if setting.name not in SETTINGS:
             raise invalid("unknown-setting", f"decode steps have no setting `{setting.name}`", setting.span,
                           did_you_mean(setting.name, SETTINGS) or f"settings: {', '.join(SETTINGS)}")
+    options.once_each(decode.settings, f"a {decode.phase} step",
+                      {"prompt": "context"} if decode.phase == "prefill" else None)
+    for setting in decode.settings:
         if setting.name == "weights" and setting.word == "int4":  # weight-only: no int4 tensors or cache exist
             values["weights"] = "int4"
         elif setting.name in ("weights", "kv"):

@@ -23,6 +23,8 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         if setting.name not in SETTINGS:
             raise invalid("unknown-setting", f"training steps have no setting `{setting.name}`", setting.span,
                           did_you_mean(setting.name, SETTINGS) or f"settings: {', '.join(SETTINGS)}")
+    options.once_each(train.settings, "a training step")
+    for setting in train.settings:
         if setting.name == "weights":
             values["weights"] = options.dtype_setting(setting)
         else:
