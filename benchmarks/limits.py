@@ -57,8 +57,8 @@ CASES = {
     "tp-1e15": H100 + "decode llama3-8b, batch 1, tp 1000000000000000 is ≈ 1 s\n",
     "collective-1e15-gpus": H100 + "all_reduce(1 GB) across 1000000000000000 GPUs over nvlink is ≈ 1 s\n",
     "tensor-1e18-waves": H100 + "x = bf16[1000000000, 1000000000]\nx * 2 is ≈ 1 s, waves ≈ 1, blocks ≈ 1\n",
-    "matmul-tiles-1e18": H100 + "a = bf16[1000000, 1000000]\nb = bf16[1000000, 1000000]\n"
-                         "a @ b with 1x1 tiles is ≈ 1 s, waves ≈ 1\n",
+    "matmul-tiles-1e18": H100 + "a = bf16[16000000, 16000000]\nb = bf16[16000000, 16000000]\n"
+                         "a @ b with 16x16 tiles is ≈ 1 s, waves ≈ 1\n",
     "attention-1e6": H100 + "q = bf16[1000, 1000, 1000000, 1000]\nattention(q, q, q) eager is ≈ 1 s\n",
     "rowwise-1e18": H100 + "x = bf16[1000000000, 1000000000]\nsoftmax(x) eager is ≈ 1 s\n",
     "power-8-of-8": H100 + "x = bf16[4096^8]\nx * 2 is ≈ 1 s\n",
