@@ -545,3 +545,53 @@ def test_every_metric_of_every_kind_is_rendered():
             assert rendered, (kind.name, real)
             missing = set(kind.metrics) | set(MEMORY_METRICS)
             assert not missing - rendered, (kind.name, real, sorted(missing - rendered))
+
+
+def test_compute_bound_batch_shows_the_numbers_of_its_formula():
+    """`⌈(13.2 GB / 3.35 TB/s) / (FLOPs per sequence / 989 TFLOP/s - …)⌉` left words where numbers belong."""
+    lines = [line for line in LINES if line.startswith("compute_bound_batch = ")]
+    assert lines
+    for line in lines:
+        steps = _steps(line)
+        assert "per sequence" not in steps[-2] and gives(steps[-2], steps[-1]), line
+    assert "compute_bound_batch = ⌈(weights_read / hbm_bandwidth) / (FLOPs per sequence / peak_flop_rate - KV bytes " \
+           "per sequence / hbm_bandwidth)⌉ = ⌈(15.01 GB / 3.35 TB/s) / (16.06 GFLOP / 989.4 TFLOP/s - 0 B / 3.35 " \
+           "TB/s)⌉ = 277" in LINES
+    assert "FLOPs per sequence = 2 × active_params + 4 × layers × heads × head_dim × context = 2 × 8,030,261,248 + " \
+           "4 × 32 × 32 × 128 × 208 = 16.2 GFLOP" in LINES
+
+
+def test_a_round_trip_count_of_zero_says_why_it_is_zero():
+    notes = {line for line in LINES if line.startswith("round_trips = 0 ")}
+    assert "round_trips = 0 (one operation: no intermediate to write to HBM)" in notes  # y5 = x * 2
+    assert "round_trips = 0 (fused: every intermediate stays on chip)" in notes  # z_fused = x * 2 + 1 fused
+    assert not [line for line in notes if "is written to HBM and read back" in line]
+
+
+def test_catalog_notes_read_where_they_are_printed():
+    """A note pointed at the catalog's `figures` entries ("a figure below"): it names the figure and its source."""
+    from gpuspec.report.explain import render
+
+    explained = "".join(render(api.explain(path), {}) for path in sorted((ROOT / "specs").glob("*.gpu")))
+    assert "figure below" not in explained and not _lines_matching("figure below")
+    assert "hbm_bandwidth = 3.35 TB/s [S-HPCT] (the early whitepaper and the launch blog said 3 TB/s (S-AUTHOREA))" \
+        in explained
+
+
+def test_a_value_is_formatted_one_way():
+    from gpuspec import units
+    from gpuspec.model.values import Value
+
+    assert Value("x", 2312.4, units.COUNT).format() == "2,312"  # as a whole count is: not 2312
+    assert "intensity = 1,365 FLOP/B, ≈ 1,365 FLOP/B (± 2%: 1,338–1,392 FLOP/B)" in MESSAGES  # not 1365 beside 1,365
+    assert Value("x", 4.096e18, units.BYTES).format() == "4.10e18 B"  # past peta-: not 4096 PB
+    assert Value("x", 4.362e23, units.BYTES).format() == "4.36e23 B"  # not 436,224,000 PB
+    assert Value("x", 1e15, units.COUNT).format() == "1.000e15" and Value("x", 1e14, units.COUNT).format() == \
+        "100,000,000,000,000"
+    assert Value("x", 4.0065e-5, units.TIME).format() == "40.1 µs"
+    report = api.check_text("device H100-SXM\nmodel deep from llama3-8b with layers = 1e15\n"
+                            "deep.params > 0\nx = fp32[4096, 4096]\nz = x * 2 + 1 fused\nz.time = 40064.9 ns\n",
+                            "a.gpu")
+    params, time = report.verdicts
+    assert "+ 1.000e15 layers x (41,943,040 attention" in params.actual.inputs[0].note  # not 1000000000000000
+    assert time.message.startswith("z.time = 40,064.99 ns, which does not round to")  # as 60,065 ns is written
