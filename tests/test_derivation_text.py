@@ -492,11 +492,13 @@ def _children(lines: list[str]):
 def test_each_line_of_a_whole_derivation_is_named_as_its_parent_formula_names_it():
     """`-v` shows an input under the name its parent's formula gives it: `kernel_time = max(…)` under `busy_time =
     kernels × kernel_time`, never the repeated workload's `time = max(…)`; `launches = …` under `host_time =
-    launches × launch_cost`, not `kernels = …`."""
+    launches × launch_cost`, not `kernels = …`; and so do a failure's deciding lines."""
+    from gpuspec.report.text import deciding
+
     wrong = []
     for _, metrics in ESTIMATES:
         for value in metrics.values():
-            for parent, child in _children(_whole(value)):
+            for parent, child in [*_children(_whole(value)), *_children(deciding(value))]:
                 name = child.split(" = ")[0]
                 formula = " = ".join(parent.split(" = ")[1:])
                 if not re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", formula):

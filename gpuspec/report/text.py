@@ -173,16 +173,26 @@ def deciding(value: Value) -> list[str]:
     winning term of a max or min (`time = max(t_mem, t_math, floor)`, then `t_mem = ...`) or the largest of a
     sum. A renaming is seen through; a given value is its one line."""
     lines = [value.derivation()]
+    while value.rule == "{0}" and value.inputs and value.inputs[0].name == value.name:
+        value = value.inputs[0]  # its line is its input's
+    called = value.inputs[0].name if value.rule == "{0}" and value.inputs else None
     while value.rule == "{0}" and value.inputs:
         value = value.inputs[0]
+    if called is not None and value.rule is not None:
+        # a renaming of a computed value (`kernel_time = the repeated workload's time`): that value's formula, under
+        # the name the line above gives it, is what decides it
+        return [*lines, "  " + _called(value, called)]
     decider = _decider(value)
-    if decider is not None and decider.derivation() != lines[0]:
-        lines.append("  " + decider.derivation())
+    if decider is not None:
+        line = _called(*decider)
+        if line != lines[0]:
+            lines.append("  " + line)
     return lines
 
 
-def _decider(value: Value) -> Value | None:
-    """The input that settles value, if one does and it has a derivation worth a line."""
+def _decider(value: Value) -> tuple[Value, str] | None:
+    """The input that settles value, if one does and it has a derivation worth a line, with the name value's formula
+    gives it (a renamed input is derived under that name)."""
     numeric = [i for i in value.inputs if not isinstance(i.number, str)]
     if not numeric or value.rule is None:
         return None
@@ -192,11 +202,14 @@ def _decider(value: Value) -> Value | None:
         found = max(numeric, key=lambda i: abs(i.number))  # type: ignore[arg-type]
     else:
         return None
-    while found is not None and found.rule == "{0}" and found.inputs:
-        found = found.inputs[0]
-    if found is None or (found.rule is None and found.reference is None):
+    if found is None:
         return None
-    return found
+    called = found.name
+    while found.rule == "{0}" and found.inputs:
+        found = found.inputs[0]
+    if found.rule is None and found.reference is None:
+        return None
+    return found, called
 
 
 def shortened(value: Value | None) -> bool:
