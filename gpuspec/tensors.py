@@ -99,6 +99,20 @@ def computed_dtypes(node: Node) -> set[str]:
     return found
 
 
+def without_tensor(function: str, written: str) -> tuple[str, str, str] | None:
+    """What is wrong with a cast or a move (`fp32(2)`, `copy(2)`) of what is no tensor (a constant, or a value with
+    a unit), as (code, message, help); None for any other function. The same words inside a tensor expression and
+    on their own (`y = fp32(2.0)`)."""
+    if function in CASTS:
+        return ("bad-cast", f"`{written}` casts a constant, which has no dtype of its own",
+                "cast the tensor expression the constant is part of")
+    if function in MOVES:
+        return ("move-operand", f"`{function}` takes a named tensor (or a workload's result), not a constant: "
+                f"`{written}` has nothing to {'copy' if function == 'copy' else 'transpose'}",
+                f"name the tensor first (`x = bf16[4096, 4096]`), then {function}(x)")
+    return None
+
+
 def is_constant(node: Node) -> bool:
     return isinstance(node, Scalar) or (isinstance(node, Apply) and all(is_constant(a) for a in node.args))
 

@@ -2,6 +2,8 @@
 window, tensor arguments, an LLM and its settings."""
 from __future__ import annotations
 
+import re
+
 from gpuspec import llm_catalog, nodes, units
 from gpuspec.devices import Device
 from gpuspec.diagnostics import did_you_mean
@@ -43,6 +45,19 @@ def sample_window(scope: Scope, device: Device) -> float:
         return scope.sample_window
     window = device.fact("utilization_window")
     return window.value if window is not None else 1 / 6
+
+
+def missing_link_help(device: Device, link: str, instead: str | None) -> str:
+    """What to write where a workload needs `{link}_bandwidth` and the device has none, in agreement with the
+    catalog's reason: a link the model does not describe (AMD's Infinity Fabric) is set to stand for it, as the
+    reason says, `instead` (what else the workload could say) the other way out; a part that has no such link (an
+    L40S has no NVLink) is told `instead`."""
+    field = f"{link}_bandwidth"
+    why = device.absent.get(field)
+    if why is None or re.search(rf"\bset\b[^.;]*\b{field}\b", why):
+        return (f"set it{' to stand for the link' if why else ''}: `device {device.name} with {field} = ...`"
+                + (f"; or {instead}" if instead else ""))
+    return instead or f"set it for a device of your own: `device mine from {device.name} with {field} = ...`"
 
 
 def tensor_args(scope: Scope, call: nodes.Call, local: dict[str, Tensor], count: int, what: str) -> list[Tensor]:
@@ -99,10 +114,25 @@ def setting_text(setting: nodes.DecodeSetting) -> str:
     return f"{setting.name} {setting.number.text if setting.number is not None else setting.word}"
 
 
+# The dtypes a step's setting is usually written with, for a help that lists them: a KV cache's (vLLM's and
+# TensorRT-LLM's cache dtypes) and weights'.
+USUAL_DTYPES = ("bf16", "fp16", "fp8", "fp32", "int8")
+
+
 def dtype_setting(setting: nodes.DecodeSetting) -> str:
     if setting.word not in DTYPES:
-        raise invalid("unknown-dtype", f"`{setting.word or setting.number.text}` is not a dtype",
-                      setting.span, did_you_mean(setting.word or "", DTYPES))
+        written = setting.word or setting.number.text
+        if setting.word == "int4":  # a weight format (weight-only quantization), no dtype anything else holds
+            if setting.name == "kv":
+                raise invalid("unknown-dtype", "`int4` is not a dtype but a weight format (four bits a weight, with "
+                              "a scale per group), for `weights int4`; the KV cache holds a dtype", setting.span,
+                              "write `weights int4` for int4 weights (the cache is then bf16), and `kv` as one of "
+                              f"{', '.join(USUAL_DTYPES)}")
+            raise invalid("unknown-dtype", "`int4` is not a dtype but a weight format, for the weights of a decode "
+                          "or prefill step (weight-only quantization for inference)", setting.span,
+                          f"write `{setting.name}` as one of {', '.join(USUAL_DTYPES[:-1])}")
+        raise invalid("unknown-dtype", f"`{written}` is not a dtype", setting.span,
+                      did_you_mean(setting.word or "", DTYPES) or f"dtypes: {', '.join(USUAL_DTYPES)}, ...")
     return DTYPES[setting.word][1]
 
 

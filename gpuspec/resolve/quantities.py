@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from gpuspec import devices, kinds, llm_catalog, metrics, nodes, units
+from gpuspec import devices, kinds, llm_catalog, metrics, nodes, tensors, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.kind import MEMORY_METRICS
 from gpuspec.program import (
@@ -174,6 +174,12 @@ def quantity(scope: Scope, expr: nodes.Expr, workload=None) -> Ref:
         right = quantity(scope, expr.right, workload)
         return Operation(expr.op, (left, right), _combine(expr, left, right), text)
     if isinstance(expr, nodes.Call):
+        problem = tensors.without_tensor(expr.function, expr_text(expr))
+        if problem is not None and expr.args:  # `fp32(2.0)`, `copy(2)` with no tensor: as inside a tensor expression
+            for arg in expr.args:  # the arguments' own errors first (a name not known, or whose definition failed)
+                quantity(scope, arg, workload)
+            code, message, help = problem
+            raise invalid(code, message, expr.args[0].span, help)
         if expr.function not in _QUANTITY_FUNCTIONS:
             raise invalid("unknown-function", f"unknown function `{expr.function}`", expr.span,
                           did_you_mean(expr.function, sorted(_QUANTITY_FUNCTIONS)))

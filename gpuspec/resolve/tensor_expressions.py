@@ -21,6 +21,7 @@ from gpuspec.tensors import (
     Tensor,
     cast_op,
     is_constant,
+    without_tensor,
     result_dtype,
     result_shape,
 )
@@ -107,10 +108,11 @@ def tensor_expression(scope: Scope, expr: nodes.Expr, local: dict[str, Tensor]) 
 
 def _operation(call: nodes.Call, args: tuple[Node, ...]) -> str:
     """The operation a call names, its argument checked where a cast or a move needs a tensor."""
+    problem = without_tensor(call.function, expr_text(call)) if is_constant(args[0]) else None
+    if problem is not None:  # `fp32(2)`, `copy(2)`
+        code, message, help = problem
+        raise invalid(code, message, call.args[0].span, help)
     if call.function in CASTS:
-        if is_constant(args[0]):
-            raise invalid("bad-cast", f"`{expr_text(call)}` casts a constant, which has no dtype of its own",
-                          call.args[0].span, "cast the tensor expression the constant is part of")
         if result_dtype(args[0]) == CASTS[call.function]:
             raise invalid("bad-cast", f"`{expr_text(call)}` does nothing: its argument is {CASTS[call.function]} "
                           "already (PyTorch's `.to` returns the tensor itself and launches no kernel)", call.span,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpuspec import kinds, nodes, units
 from gpuspec.diagnostics import did_you_mean
 from gpuspec.kinds.collective import Collective
+from gpuspec.resolve import options
 from gpuspec.resolve.checked import constant, dimension_of, same_dimension, whole_number
 from gpuspec.resolve.quantities import quantity
 from gpuspec.resolve.scope import Scope, TensorName, WorkloadName, after_failed, invalid, require_device
@@ -40,8 +41,8 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         why = device.absent.get(f"{link}_bandwidth")
         other = "pcie" if link == "nvlink" else "nvlink"
         raise invalid("missing-fact", f"device {device.name} has no `{link}_bandwidth`" + (f": {why}" if why else ""),
-                      written.span, f"write `over {other}`" if why and device.fact(f"{other}_bandwidth")
-                      else f"set it: `device {device.name} with {link}_bandwidth = ...`")
+                      written.span, options.missing_link_help(device, link, f"write `over {other}`"
+                                                              if device.fact(f"{other}_bandwidth") else None))
     tensor = _named_tensor(scope, local, call.args[0])
     if tensor is not None:
         value = float(tensor.elements * tensor.itemsize)

@@ -76,7 +76,8 @@ def resolve(subject: nodes.Subject, scope: Scope, local: dict[str, Tensor], stat
         why = device.absent.get("nvlink_bandwidth")
         raise invalid("missing-fact", f"tensor parallelism needs NVLink, and {device.name} has no "
                       "`nvlink_bandwidth`" + (f": {why}" if why else ""), decode.span,
-                      f"set it: `device {device.name} with nvlink_bandwidth = ...`")
+                      options.missing_link_help(device, "nvlink", "leave `tp` out: gpuspec splits a step over "
+                                                "NVLink only"))
     weights = str(values["weights"])
     if "group_size" in values and weights != "int4":
         raise invalid("group-size-int4", "`group_size` is the number of int4 weights that share a scale; these "
