@@ -483,9 +483,14 @@ def gpu_time(e: Estimate) -> Value:
 def step_time(e: Estimate) -> Value:
     one_gpu = e.workload.tp == 1
     work = e["gpu_time"] if one_gpu else _kernel_time(e, "kernel time")
-    queue = Value("step_time" if one_gpu else "the queue", _timeline(e).total, TIME,
-                  "the queue: {0} launches at {1} each, {2} of GPU work", (e["launches"], e["launch_cost"], work),
-                  note="the host runs ahead of the GPU; a kernel waits for its launch and the previous kernel")
+    name = "step_time" if one_gpu else "the queue"
+    if e.workload.graph:  # one launch, then the GPU runs every node back to back
+        queue = Value(name, _timeline(e).total, TIME, "{0} + {1}", (e["launch_cost"], work),
+                      note="one graph launch, then every kernel back to back")
+    else:
+        queue = Value(name, _timeline(e).total, TIME, "the queue: {0} launches at {1} each, {2} of GPU work",
+                      (e["launches"], e["launch_cost"], work),
+                      note="the host runs ahead of the GPU; a kernel waits for its launch and the previous kernel")
     return queue if one_gpu else total("step_time", queue, e["comm_time"])
 
 

@@ -139,7 +139,7 @@ def time(e: Estimate) -> Value:
     synced = e.workload.synced and not e.workload.graph
     if e.workload.replays:
         replay = renamed("busy time of a replay", _inner(e)["busy_time"])
-        rule = "the queue: {0} launches at {1} each, the GPU {2} per replay"
+        rule = "the queue: {0} launches at {1} each, {2} on the GPU each"
         return Value("time", timeline.total, TIME, rule, (e["launches"], e["launch_cost"], replay),
                      note="each launch waits for the GPU, then the GPU for the next launch: nothing overlaps"
                           if synced else "host and GPU overlap; each replay starts once launched and once the "
