@@ -163,15 +163,79 @@ def _gives(program: _Program, shown: list[tuple[float, float]], target: tuple[fl
 
 
 class _Program:
-    """A rule that is plain arithmetic over its inputs (`{0} - {1}`, `⌈{0} / {1}⌉`, `max({0}, {1})`), as a function
-    of their numbers; `additive` where it only adds and subtracts."""
+    """A rule that is plain arithmetic over its inputs (`{0} - {1}`, `⌈{0} / {1}⌉`, `max({0}, {1})`), worked out for
+    their numbers by precedence, as a reader works it out; `additive` where it only adds and subtracts."""
 
-    def __init__(self, code, additive: bool):
-        self.code, self.additive = code, additive
+    def __init__(self, tokens: tuple[str, ...], additive: bool):
+        self.tokens, self.additive = tokens, additive
 
     def __call__(self, numbers: list[float]) -> float:
-        return eval(self.code, {"__builtins__": {}, "x": numbers, "max": max, "min": min,  # noqa: S307 (our own text)
-                                "_ceil": _ceil, "_floor": _floor})
+        return _Reading(self.tokens, numbers).whole()
+
+
+class _Reading:
+    """One working-out of a _Program's tokens: sums of products of powers of atoms."""
+
+    _CLOSE = {"⌈": "⌉", "⌊": "⌋"}
+
+    def __init__(self, tokens: tuple[str, ...], numbers: list[float]):
+        self.tokens, self.numbers, self.at = tokens, numbers, 0
+
+    def whole(self) -> float:
+        result = self._sum()
+        if self.at != len(self.tokens):
+            raise ValueError("left over")
+        return result
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def _take(self, expected: str | None = None) -> str:
+        token = self._peek()
+        if token is None or (expected is not None and token != expected):
+            raise ValueError(f"expected {expected}")
+        self.at += 1
+        return token
+
+    def _sum(self) -> float:
+        result = self._product()
+        while self._peek() in ("+", "-", "−"):
+            result = result + self._product() if self._take() == "+" else result - self._product()
+        return result
+
+    def _product(self) -> float:
+        result = self._power()
+        while self._peek() in ("×", "*", "/"):
+            result = result * self._power() if self._take() != "/" else result / self._power()
+        return result
+
+    def _power(self) -> float:
+        base = self._atom()
+        return base ** self._power() if self._peek() == "^" and self._take() else base
+
+    def _atom(self) -> float:
+        token = self._take()
+        if token in ("-", "−"):
+            return -self._atom()
+        if token == "(":
+            result = self._sum()
+            self._take(")")
+            return result
+        if token in self._CLOSE:
+            inner = self._sum()
+            self._take(self._CLOSE[token])
+            return _ceil(inner) if token == "⌈" else _floor(inner)
+        if token in ("max", "min"):
+            self._take("(")
+            found = [self._sum()]
+            while self._peek() == ",":
+                self._take()
+                found.append(self._sum())
+            self._take(")")
+            return max(found) if token == "max" else min(found)
+        if token.startswith("{"):
+            return self.numbers[int(token[1:-1])]
+        return float(token)
 
 
 def _ceil(number: float) -> float:
@@ -182,27 +246,28 @@ def _floor(number: float) -> float:
     return math.floor(number + 1e-9 * abs(number))
 
 
-_TOKEN = re.compile(r"\{(\d+)\}|\d+(?:\.\d+)?|max|min|[()+\-−×*/^,⌈⌉⌊⌋ ]")
-_PYTHON = {"×": "*", "−": "-", "^": "**", "⌈": "_ceil(", "⌉": ")", "⌊": "_floor(", "⌋": ")"}
+_TOKEN = re.compile(r"\{\d+\}|\d+(?:\.\d+)?|max|min|[()+\-−×*/^,⌈⌉⌊⌋]| +")
 
 
 @functools.lru_cache(maxsize=512)
 def _arithmetic(rule: str) -> _Program | None:
     """The rule as a _Program, or None where it has words (`the queue: ...`) or no inputs."""
-    pieces, position = [], 0
+    tokens, position = [], 0
     for match in _TOKEN.finditer(rule):
         if match.start() != position:
             return None
         position = match.end()
-        token = match[0]
-        pieces.append(f"x[{match[1]}]" if match[1] is not None else _PYTHON.get(token, token))
+        if not match[0].isspace():
+            tokens.append(match[0])
     if position != len(rule) or "{" not in rule:
         return None
+    program = _Program(tuple(tokens), re.fullmatch(r"[{}\d()+\-− ]*", rule) is not None)
     try:
-        code = compile("".join(pieces).strip(), "<rule>", "eval")
-    except SyntaxError:
+        most = max(int(t[1:-1]) for t in tokens if t.startswith("{"))
+        program([1.0 + 0.1 * i for i in range(most + 1)])  # it reads as arithmetic
+    except (ValueError, IndexError, ArithmeticError):
         return None
-    return _Program(code, re.fullmatch(r"[{}\d()+\-− ]*", rule) is not None)
+    return program
 
 
 _UNIT_WORDS = {"%": 0.01, "million /s": 1e6, "billion /s": 1e9, "days": 86_400.0, "h": 3_600.0, "min": 60.0,
