@@ -176,12 +176,12 @@ def table(rows) -> str:
 
 def counts(found: list[Figure]) -> str:
     """The corpus by file and device (devices by how many figures they have, then by name), and how many figures
-    of each file have a source that also gave profile numbers (`fits:` not none)."""
+    of each file are in-sample (their time rests on a number their own source gave)."""
     by_device: dict[str, int] = {}
     for figure in found:
         by_device[figure.device] = by_device.get(figure.device, 0) + 1
     columns = sorted(by_device, key=lambda d: (-by_device[d], d))
-    lines = ["| file | figures | " + " | ".join(columns) + " | with fits |",
+    lines = ["| file | figures | " + " | ".join(columns) + " | in-sample |",
              "| --- | --- | " + " | ".join("---" for _ in columns) + " | --- |"]
 
     def row(label: str, mine: list[Figure]) -> str:

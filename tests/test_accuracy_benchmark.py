@@ -74,9 +74,14 @@ def test_a_figure_whose_source_fits_nothing_is_predicted_the_same_in_and_out_of_
         assert errors["calibrated_error"] == pytest.approx(errors["out_of_sample_error"]), figure.name
 
 
-def test_a_figure_is_in_sample_exactly_when_its_fits_line_names_what_its_source_gave(rows):
+def test_a_figure_is_in_sample_only_where_its_fits_line_names_what_its_source_gave(rows):
+    # `fits:` lists what the figure's source gave its device's profile; the figure is in-sample when its time rests
+    # on one of those numbers, which a figure whose source gave none cannot do (and one whose source gave some need
+    # not: scaling-book's vector adds give H100-SXM's HBM bandwidth, which its all-gather's time does not use)
     for figure, _ in rows:
-        assert figure.meta["fits"].startswith("none") != figure.in_sample, figure.name
+        assert not (figure.meta["fits"] == "none" and figure.in_sample), figure.name
+    outside = {f.name for f, _ in rows if f.meta["fits"] != "none" and not f.in_sample}
+    assert outside == {"sb_h100_add_64k", "sb_h100_allgather_512mib"}
 
 
 def test_a_figure_out_of_sample_rests_on_no_number_of_its_own_source(accuracy, rows):
