@@ -55,9 +55,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Search", "Sources", "Spec", "Specs", "TargetError",
-    "Updated", "check_text", "compile_text", "explain", "explain_program", "file_identity", "format_file",
-    "gather_evidence", "line_problem", "load_spec", "load_specs", "read", "run_check", "spec_files", "split_target",
-    "text_specs", "update_failing", "workload_label",
+    "Updated", "check_specs", "check_text", "compile_text", "explain", "explain_program", "file_identity",
+    "format_file", "found_spec_files", "gather_evidence", "glob_problem", "line_problem", "load_spec", "load_specs",
+    "read", "run_check", "spec_files", "split_target", "text_specs", "update_failing", "workload_label",
 ]
 
 SPEC_SUFFIX = ".gpu"
@@ -67,32 +67,103 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 def spec_files(paths: list[str], search: Search | None = None) -> tuple[list[Path], list[Diagnostic]]:
     """The spec files named by `paths`: files as given, and every *.gpu below a folder (and Markdown file that
     holds gpu blocks, unless `search` leaves Markdown out), sorted; `search.exclude` skips what a folder holds,
-    never a file named.
+    never a file named. What is wrong (a path that names nothing, a folder that cannot be read) is each an error.
+    Hidden folders (`.git`, `.cache`), virtual environments (a folder with a pyvenv.cfg) and node_modules are not
+    searched, unless named.
 
     A file is named once, however often and by whatever spelling it is reached (`d/a.gpu`, `d/../d/a.gpu`,
     a symlink to it, another hard link): the first spelling is kept.
     """
+    files, errors, _ = found_spec_files(paths, search)
+    return files, errors
+
+
+def found_spec_files(paths: list[str], search: Search | None = None) \
+        -> tuple[list[Path], list[Diagnostic], list[Diagnostic]]:
+    """spec_files, and the warnings of the search: a folder named that the excludes skip whole."""
+    import os
+    import stat
+
     search = search or Search()
     found: list[Path] = []
     errors: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
     for given in paths:
         path = Path(given)
         if given == "-":
             found.append(path)
-        elif path.is_dir():
-            suffixes = (SPEC_SUFFIX, *MARKDOWN_SUFFIXES) if search.markdown else (SPEC_SUFFIX,)
-            candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes
-                                and not search.excludes(p) and (p.suffix == SPEC_SUFFIX or search.reads_markdown(p)))
-            found.extend(p for p in candidates if p.suffix == SPEC_SUFFIX or _mentions_gpu(p))
-        elif path.is_file():
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError) as error:  # ValueError: a NUL in the name
+            missing = isinstance(error, (FileNotFoundError, NotADirectoryError, ValueError))
+            reason = "no such file or folder" if missing else f"cannot be looked at ({error.strerror or error})"
+            errors.append(Diagnostic("no-such-path", f"{reason}: {escaped(given)}{search.written_in(given)}",
+                                     search.place_of(given), "give a .gpu file or a folder that holds some"))
+            continue
+        if not stat.S_ISDIR(mode):
             found.append(path)
-        else:
-            errors.append(Diagnostic("no-such-path", f"no such file or folder: {escaped(given)}", None,
-                                     "give a .gpu file or a folder that holds some"))
+            continue
+        pattern = search.excluding(path)
+        if pattern is not None:
+            warnings.append(Diagnostic(
+                "excluded", f"{escaped(given)} is not searched: {search.exclude_from} excludes it "
+                            f"(`{escaped(pattern)}`)", search.exclude_at,
+                "a file named is still checked: name its files, or leave the folder out of the excludes"))
+            continue
+        found.extend(_searched(path, search, errors))
     unique: dict[object, Path] = {}
     for path in found:
         unique.setdefault(file_identity(path), path)
-    return list(unique.values()), errors
+    return list(unique.values()), errors, warnings
+
+
+_NOT_SEARCHED = ("node_modules",)  # besides hidden folders and virtual environments
+
+
+def _searched(folder: Path, search: Search, errors: list[Diagnostic]) -> list[Path]:
+    """The spec files below `folder` (sorted), walked once: hidden folders, virtual environments, node_modules and
+    what the excludes name are not entered; a folder that cannot be read is an error, and the walk goes on."""
+    import os
+
+    suffixes = (SPEC_SUFFIX, *MARKDOWN_SUFFIXES) if search.markdown else (SPEC_SUFFIX,)
+
+    def unreadable(error: OSError) -> None:
+        name = error.filename if error.filename is not None else folder
+        errors.append(Diagnostic("unreadable-folder", f"cannot read the folder {escaped(os.fsdecode(name))}: "
+                                 f"{error.strerror or error}; what it holds is not checked", None,
+                                 "let gpuspec read it, or leave it out with `exclude` of [tool.gpuspec] (or "
+                                 "--exclude)"))
+
+    candidates: list[Path] = []
+    for root, folders, names in os.walk(folder, onerror=unreadable):
+        here = Path(root)
+        folders[:] = [name for name in folders if not _left_alone(here / name) and not search.excludes(here / name)]
+        for name in names:
+            path = here / name
+            if path.suffix not in suffixes or search.excludes(path):
+                continue
+            if path.suffix != SPEC_SUFFIX and not search.reads_markdown(path):
+                continue
+            try:
+                if not path.is_file():  # a folder named *.gpu, a broken link
+                    continue
+            except OSError:  # there, but it cannot be looked at: reading it says why
+                pass
+            candidates.append(path)
+    candidates.sort()
+    return [p for p in candidates if p.suffix == SPEC_SUFFIX or _mentions_gpu(p)]
+
+
+def _left_alone(folder: Path) -> bool:
+    """A folder a search does not enter unless it is named: hidden (`.git`, `.venv`, `.cache`), a virtual
+    environment (it holds a pyvenv.cfg: `venv`, `env`), or node_modules."""
+    if folder.name.startswith(".") or folder.name in _NOT_SEARCHED:
+        return True
+    try:
+        return (folder / "pyvenv.cfg").is_file()
+    except OSError:
+        return False
 
 
 class TargetError(ValueError):
@@ -183,9 +254,24 @@ class Search(Record):
     stdin_name: str = "<stdin>"  # what `-` is called (`--stdin-filename`): a .md name reads it as Markdown
     markdown_globs: tuple[str, ...] = field(default=(), converter=as_tuple)  # none: every Markdown file
     markdown_root: str = "."
+    exclude_from: str = "--exclude"  # where the exclude globs were given, in words
+    exclude_at: Span | None = None   # ... and written, when in a file (the `exclude` key of [tool.gpuspec])
+    # Where each path searched was written, when in a file (the `paths` key of [tool.gpuspec]): (path, place, words)
+    placed: tuple[tuple[str, Span, str], ...] = field(default=(), converter=as_tuple)
 
     def excludes(self, path: Path) -> bool:
         return bool(self.exclude) and matches(path, self.exclude, self.root)
+
+    def excluding(self, path: Path) -> str | None:
+        """The first exclude glob that matches `path` (or a folder above it), or None."""
+        return next((pattern for pattern in self.exclude if matches(path, (pattern,), self.root)), None)
+
+    def place_of(self, path: str) -> Span | None:
+        return next((place for given, place, _ in self.placed if given == path), None)
+
+    def written_in(self, path: str) -> str:
+        """` (paths of [tool.gpuspec])` where `path` was written in a file, else ''."""
+        return next((f" ({words})" for given, _, words in self.placed if given == path), "")
 
     def reads_markdown(self, path: Path) -> bool:
         """Whether a Markdown file found in a folder is read for gpu blocks (a file named is always read)."""
@@ -200,7 +286,8 @@ def matches(path: str | Path, patterns: Sequence[str], root: str = ".") -> bool:
 
     relative = Path(os.path.relpath(path, root)).as_posix()
     parts = relative.split("/")
-    within = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]  # the file and each folder above it
+    # the file and each folder above it, from the root: never the root itself (`.`) nor a folder above it (`..`)
+    within = ["/".join(parts[:n]) for n in range(1, len(parts) + 1) if parts[n - 1] not in (".", "..")]
     compiled = [_glob(pattern.rstrip("/")) for pattern in patterns]
     return any(glob.fullmatch(name) for name in within for glob in compiled)
 
@@ -208,8 +295,30 @@ def matches(path: str | Path, patterns: Sequence[str], root: str = ".") -> bool:
 @functools.lru_cache(maxsize=256)
 def _glob(pattern: str) -> re.Pattern:
     """A shell glob as a regular expression: `*` and `**` any characters, `/` too (as fnmatch has it), `**/` also
-    nothing (no folder), `?` one character, `[...]` a set (`[!...]` its complement)."""
-    out, at = [], 0
+    nothing (no folder), `?` one character, `[...]` a set (`[!...]` its complement). A malformed set (glob_problem)
+    stands for its characters."""
+    return re.compile(_translated(pattern)[0], re.S)
+
+
+def glob_problem(pattern: str) -> str | None:
+    """What keeps `pattern` from being a glob as excludes and Markdown patterns take them, in words (None: it is
+    one): an empty pattern, a `[` that no `]` closes, a set with nothing in it or a range that runs backwards."""
+    if not pattern.strip("/"):
+        return "an empty pattern matches nothing (`drafts`, `docs/**/*.md`)"
+    return _translated(pattern)[1]
+
+
+def _set_end(pattern: str, at: int) -> int | None:
+    """Where the set that opens at `pattern[at]` (a `[`) closes, as a shell reads it (a `]` first in the set, after
+    `[` or `[!`, is one of its characters), or None when nothing closes it."""
+    first = at + 1 + (pattern[at + 1:at + 2] == "!")
+    end = pattern.find("]", first + 1)
+    return end if end != -1 else None
+
+
+def _translated(pattern: str) -> tuple[str, str | None]:
+    """The regular expression of a glob, and what is wrong with the glob (None when nothing is)."""
+    out, at, problem = [], 0, None
     while at < len(pattern):
         if pattern.startswith("**/", at):
             out.append("(?:.*/)?")
@@ -220,22 +329,26 @@ def _glob(pattern: str) -> re.Pattern:
         elif pattern[at] == "?":
             out.append(".")
             at += 1
-        elif pattern[at] == "[" and "]" in pattern[at + 2:]:
-            end = pattern.index("]", at + 2)
-            body = pattern[at + 1:end].replace("\\", "\\\\")
+        elif pattern[at] == "[" and _set_end(pattern, at) is not None:
+            end = _set_end(pattern, at)
+            body = re.sub(r"([\\\[&~|])", r"\\\1", pattern[at + 1:end])  # no nested set or set operation
             body = "^" + body[1:] if body.startswith("!") else body.replace("^", "\\^", 1)
             try:
                 re.compile(f"[{body}]")
             except re.error:  # `[z-a]`: not a set, so the characters themselves
+                problem = problem or f"`{pattern[at:end + 1]}` is no set of characters: a range in it runs backwards"
                 out.append(re.escape("["))
                 at += 1
                 continue
             out.append(f"[{body}]")
             at = end + 1
         else:
+            if pattern[at] == "[":
+                problem = problem or (f"the `[` at character {at + 1} opens a set of characters that no `]` closes "
+                                      "(`[[]` matches a `[` itself)")
             out.append(re.escape(pattern[at]))
             at += 1
-    return re.compile("".join(out), re.S)
+    return "".join(out), problem
 
 
 def file_identity(path: str | Path) -> object:
@@ -405,6 +518,13 @@ class Sources(Record):
     require_measure: bool = False        # a measured claim that cannot be measured fails rather than skips
     progress: Callable[[str], None] | None = None  # called with a line of text as each spec is measured
     device: str | None = None            # `--device`: rebind every spec to this catalog device, or `auto`
+    # Where a profile or results file was named, when in a file (a key of [tool.gpuspec]): (path, place, words)
+    placed: tuple[tuple[str, Span, str], ...] = field(default=(), converter=as_tuple)
+
+    def place_of(self, path: str) -> tuple[Span, str]:
+        """Where `path` was named and in what words (` (`profile` of [tool.gpuspec])`); else its own first line."""
+        return next(((place, f" ({words})") for given, place, words in self.placed if given == path),
+                    (Span(path, 1, 1, 1, 1), ""))
 
 
 @record
@@ -431,10 +551,9 @@ def load_specs(paths: Iterable[str], defaults: Defaults | None = None, search: S
     gives its errors instead (the text shown beside them read as leniently as it decodes)."""
     paths = list(paths)
     with _no_cyclic_gc():
-        files, diagnostics = spec_files(paths, search)
+        files, diagnostics, warnings = found_spec_files(paths, search)
         texts: dict[str, str] = {}
         specs: list[Spec] = []
-        warnings: list[Diagnostic] = []
         for path in files:
             try:
                 source = read(path, search.stdin_name if search else "<stdin>")
@@ -445,12 +564,7 @@ def load_specs(paths: Iterable[str], defaults: Defaults | None = None, search: S
                 diagnostics.extend(error.diagnostics)
                 if str(path) not in texts:  # bytes that are not UTF-8: show the line as best it decodes
                     texts[str(path)] = read_leniently(path)
-        for diagnostic in diagnostics:  # an error at what a spec was given from outside it (a pyproject.toml key)
-            where = diagnostic.span.file if diagnostic.span is not None else None
-            if where is not None and where not in texts and where != "-":
-                text = read_leniently(where)
-                if text:
-                    texts[where] = text
+        texts = _with_places(texts, (*diagnostics, *warnings))  # what is located in a pyproject.toml key too
         return Specs(specs, [str(f) for f in files], diagnostics, texts, warnings, paths, rebound)
 
 
@@ -475,12 +589,27 @@ def check_specs(specs: Specs, sources: Sources | None = None) -> Report:
             verdicts.extend(found)
             diagnostics.extend(errors)
         measuring = sources.measure is not None or bool(sources.results)
-        report = Report(verdicts, diagnostics, specs.files, specs.texts, specs.warnings, specs.paths, measuring,
+        texts = _with_places(specs.texts, [p for p in problems if any(p.span == place for _, place, _ in
+                                                                      sources.placed)])
+        report = Report(verdicts, diagnostics, specs.files, texts, specs.warnings, specs.paths, measuring,
                         specs.rebound)
     if stop is not None:
         raise Interrupted(report, f"measured {stop.done} of {stop.files} spec file{'s' * (stop.files != 1)}; "
                                   "the claims of the others were not measured")
     return report
+
+
+def _with_places(texts: dict[str, str], diagnostics: Iterable[Diagnostic]) -> dict[str, str]:
+    """`texts` and the text of each file outside the specs that a diagnostic is located in (a pyproject.toml key),
+    so that its line is shown under it."""
+    added = dict(texts)
+    for diagnostic in diagnostics:
+        where = diagnostic.span.file if diagnostic.span is not None else None
+        if where is not None and where not in added and where != "-":
+            text = read_leniently(where)
+            if text:
+                added[where] = text
+    return added
 
 
 def run_check(paths: Iterable[str], sources: Sources | None = None, defaults: Defaults | None = None,
@@ -587,7 +716,8 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
         try:
             calibrated = Calibrated(profiles.read_profile(sources.profile))
         except profiles.ProfileError as error:
-            problems.append(Diagnostic("bad-profile", str(error), Span(sources.profile, 1, 1, 1, 1)))
+            place, words = sources.place_of(sources.profile)
+            problems.append(Diagnostic("bad-profile", f"{error}{words}", place))
     measured = None
     if sources.measure is not None or sources.results:
         found: list = []
@@ -595,7 +725,8 @@ def _evidence(programs: list[tuple[str, Program]], sources: Sources) -> tuple[Ev
             try:
                 found.extend(results.read_results(path))
             except results.ResultsError as error:
-                problems.append(Diagnostic("bad-results", str(error), Span(path, 1, 1, 1, 1)))
+                place, words = sources.place_of(path)
+                problems.append(Diagnostic("bad-results", f"{error}{words}", place))
         reason = None
         if sources.measure is not None:
             reason = measure.availability(sources.measure)

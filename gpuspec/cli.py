@@ -448,7 +448,7 @@ def _check(args) -> int:
         search = attrs.evolve(search, stdin_name=args.stdin_filename)
     sources = Sources(measure=_measure_options(args) if args.measure else None, results=tuple(args.results),
                       profile=args.profile, save_results=args.save_results, require_measure=args.require_measure,
-                      progress=_progress(args), device=args.device)
+                      progress=_progress(args), device=args.device, placed=args.placed)
     silent = args.quiet >= 2  # -qq: the exit status alone
     try:
         report = run_check(args.paths, sources, defaults, search)
@@ -498,12 +498,13 @@ def _configured(args):
                             exclude=args.exclude, tolerance=args.tolerance,
                             sources=[args.sources] if args.sources is not None else None)
     except SpecError as error:
-        problem = error.diagnostics[0]
-        return _misuse(args, problem.message + (f" ({problem.help})" if problem.help else ""))
+        return _misuse(args, *(problem.message + (f" ({problem.help})" if problem.help else "")
+                               for problem in error.diagnostics))
     args.paths = list(found.paths) or ["."]
     args.format = found.format or "text"
     args.profile = found.profile
     args.results = list(found.results)
+    args.placed = found.placed  # where the table named the profile and results, for their errors
     return found.defaults, found.search  # a device for specs that name none; a tolerance for those that set none
 
 
@@ -584,10 +585,10 @@ def _update(report, silent: bool = False, notices=None) -> int:
     return EXIT_FAILED if updated.left else EXIT_OK
 
 
-def _misuse(args, message: str) -> int:
-    """A command used wrongly, said as argparse says it: the command's usage, then the mistake; exit 2."""
+def _misuse(args, *messages: str) -> int:
+    """A command used wrongly, said as argparse says it: the command's usage, then each mistake; exit 2."""
     args.parser.print_usage(sys.stderr)
-    _stderr(shown_line(f"{args.parser.prog}: error: {message}"))
+    _stderr("\n".join(shown_line(f"{args.parser.prog}: error: {message}") for message in messages))
     return EXIT_INVALID
 
 

@@ -53,6 +53,8 @@ class Config(Record):
     results: tuple[str, ...] = field(default=(), converter=as_tuple)
     format: str | None = None
     keys: frozenset[str] = frozenset()  # the keys the table sets (a tool whose default differs asks: pytest)
+    # Where the profile and each results file were named in the table: (path, place, words), for their errors
+    placed: tuple[tuple[str, Span, str], ...] = field(default=(), converter=as_tuple)
 
     def under(self, paths=(), format: str | None = None, profile: str | None = None, results=(),
               markdown: bool | Sequence[str] | None = None, exclude=None, tolerance: str | None = None,
@@ -61,38 +63,71 @@ class Config(Record):
         """This configuration under what a command gave (the command line, pytest's options and ini settings, the
         Python API's arguments), which wins wherever it is given: the one rule the CLI, the pytest plugin and the
         Python API keep. `markdown` is True (every Markdown file), False (none) or glob patterns; `exclude` and
-        `markdown` patterns given here are relative to the current folder. A tolerance, source or device that is
-        wrong raises SpecError, each problem said of the option as `named(key)` names it (`--tolerance`)."""
+        `markdown` patterns given here are relative to the current folder. A tolerance, source, device or glob
+        that is wrong raises SpecError, each problem said of the option as `named(key)` names it (`--tolerance`)."""
+        found, problems = self.applied(paths, format, profile, results, markdown, exclude, tolerance, sources,
+                                       device, named)
+        if problems:
+            raise SpecError(problems)
+        return found
+
+    def applied(self, paths=(), format: str | None = None, profile: str | None = None, results=(),
+                markdown: bool | Sequence[str] | None = None, exclude=None, tolerance: str | None = None,
+                sources: Sequence[str] | None = None, device: str | None = None,
+                named: Callable[[str], str] = lambda key: f"--{key}") -> tuple[Config, list[Diagnostic]]:
+        """`under`, without raising: the configuration with every argument that is right laid over the table
+        (where one is wrong, the table's own setting is kept), and the problems with the others."""
         import attrs
+
+        from gpuspec.api import glob_problem
+
+        problems: list[Diagnostic] = []
+
+        def globs(key: str, given):
+            wrong = [(pattern, glob_problem(pattern)) for pattern in given]
+            wrong = [(pattern, problem) for pattern, problem in wrong if problem is not None]
+            for pattern, problem in wrong:
+                problems.append(Diagnostic("bad-glob", f"{named(key)}: `{pattern}` is not a glob pattern: {problem}",
+                                           None, "a pattern is a shell glob: `*` any characters, `?` one, `[abc]` "
+                                                 "one of a set"))
+            return not wrong
 
         search = self.search
         if markdown is True or markdown is False:
             search = attrs.evolve(search, markdown=markdown, markdown_globs=(), markdown_root=".")
-        elif markdown is not None:
+        elif markdown is not None and globs("markdown", markdown):
             search = attrs.evolve(search, markdown=True, markdown_globs=tuple(markdown), markdown_root=".")
-        if exclude is not None:  # the command's own globs, relative to where it runs
-            search = attrs.evolve(search, exclude=tuple(exclude), root=".")
+        if exclude is not None and globs("exclude", exclude):  # the command's own globs, relative to where it runs
+            search = attrs.evolve(search, exclude=tuple(exclude), root=".", exclude_from=named("exclude"),
+                                  exclude_at=None)
+        if paths:  # the command's own paths: none was written in the table
+            search = attrs.evolve(search, placed=())
         defaults = self.defaults
-        problems: list[Diagnostic] = []
         if device is not None or tolerance is not None:
             from gpuspec.resolve.defaults import defaults as checked
 
             found, wrong = checked(device, tolerance, tolerance_origin=named("tolerance"))
             problems += [attrs.evolve(p, message=f"{named('device' if p.code == 'unknown-device' else 'tolerance')}"
                                       f": {p.message}") for p in wrong]
-            defaults = attrs.evolve(defaults, device=found.device if device is not None else defaults.device,
-                                    tolerance=found.tolerance if tolerance is not None else defaults.tolerance)
+            if device is not None and found.device is not None:
+                defaults = attrs.evolve(defaults, device=found.device)
+            else:
+                device = None  # wrong: the table's device stands
+            if tolerance is not None and found.tolerance is not None:
+                defaults = attrs.evolve(defaults, tolerance=found.tolerance)
         if sources is not None:
             chosen, wrong_source = checked_sources(sources)
             if wrong_source is not None:
                 problems.append(Diagnostic("bad-setting", f"{named('sources')}: {wrong_source[0]}", None,
                                            wrong_source[1]))
-            defaults = attrs.evolve(defaults, sources=chosen)
-        if problems:
-            raise SpecError(problems)
+            else:
+                defaults = attrs.evolve(defaults, sources=chosen)
+        placed = tuple((path, place, words) for path, place, words in self.placed
+                       if (path == self.profile and not profile) or (path in self.results and not results))
         return attrs.evolve(self, paths=tuple(paths) or self.paths, format=format or self.format,
                             profile=profile or self.profile, results=tuple(results) or self.results, search=search,
-                            defaults=defaults, device=device if device is not None else self.device)
+                            defaults=defaults, device=device if device is not None else self.device,
+                            placed=placed), problems
 
 
 def checked_sources(names: Sequence[str]) -> tuple[tuple[str, ...] | None, tuple[str, str] | None]:
@@ -253,10 +288,20 @@ class _Locator:
         return self.table()
 
     def table(self) -> Span:
+        """Where `tool.gpuspec` is written: its `[tool.gpuspec]` header, or the key `gpuspec = ...` of `[tool]`
+        (or `tool.gpuspec = ...`)."""
+        table: list[str] = []
         for number, line in enumerate(self.lines, 1):
             header = self._HEADER.match(line)
-            if header and self._parts(header["name"])[:2] == ["tool", "gpuspec"]:
-                return Span(self.path, number, 1, number, len(line) + 1)
+            if header:
+                table = self._parts(header["name"])
+                if table[:2] == ["tool", "gpuspec"]:
+                    return Span(self.path, number, 1, number, len(line) + 1)
+                continue
+            found = self._KEY.match(line)
+            if found and [*table, *self._parts(found["key"])][:2] == ["tool", "gpuspec"]:
+                column = found.start("key") + 1
+                return Span(self.path, number, column, number, found.end("key") + 1)
         return Span(self.path, 1, 1, 1, 1)
 
 
@@ -294,12 +339,23 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
             return None
         return value
 
+    from gpuspec.api import glob_problem
+
+    def globs(key: str, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in patterns:
+            problem = glob_problem(pattern)
+            if problem is not None:
+                wrong(key, f"`{pattern}` is not a glob pattern: {problem}", "a pattern is a shell glob: `*` any "
+                      "characters, `?` one, `[abc]` one of a set")
+                return ()
+        return patterns
+
     found_paths = tuple(_relative(root / path) for path in paths("paths"))
-    exclude = paths("exclude")
+    exclude = globs("exclude", paths("exclude"))
     markdown = table.get("markdown", True)
     markdown_globs: tuple[str, ...] = ()
     if isinstance(markdown, list):
-        markdown_globs = paths("markdown")
+        markdown_globs = globs("markdown", paths("markdown"))
         if not markdown:  # `markdown = []`
             wrong("markdown", "is an empty list", "write `markdown = false` to search no Markdown file, or give "
                                                   "glob patterns such as [\"docs/**/*.md\"]")
@@ -340,9 +396,15 @@ def _checked(table: dict, root: Path, shown: str, locate: _Locator) -> Config:
         errors.extend(Diagnostic(p.code, f"[tool.gpuspec] `{key}`: {p.message}", p.span, p.help) for p in problems)
     if errors:
         raise SpecError(errors)
-    search = Search(markdown, exclude, _relative(root), markdown_globs=markdown_globs, markdown_root=_relative(root))
-    return Config(shown, found_paths, search, defaults, device,
-                  _relative(root / profile) if profile else None, results, format, frozenset(table))
+    def named_at(key: str, values: Sequence[str]) -> tuple[tuple[str, Span, str], ...]:
+        return tuple((value, locate.key(key), f"`{key}` of [tool.gpuspec]") for value in values)
+
+    found_profile = _relative(root / profile) if profile else None
+    search = Search(markdown, exclude, _relative(root), markdown_globs=markdown_globs, markdown_root=_relative(root),
+                    exclude_from="`exclude` of [tool.gpuspec]", exclude_at=locate.key("exclude") if exclude else None,
+                    placed=named_at("paths", found_paths))
+    return Config(shown, found_paths, search, defaults, device, found_profile, results, format, frozenset(table),
+                  named_at("profile", [found_profile] if found_profile else []) + named_at("results", results))
 
 
 def _relative(path: Path) -> str:

@@ -408,7 +408,7 @@ def _sources(sources: object, found) -> Sources | None:
     if sources is not None and not isinstance(sources, Sources):
         raise TypeError(f"sources must be gpuspec.Sources, not {type(sources).__name__}")
     if sources is None and (found.profile or found.results):
-        return Sources(profile=found.profile, results=found.results)
+        return Sources(profile=found.profile, results=found.results, placed=found.placed)
     return sources
 
 
@@ -442,10 +442,8 @@ def _configuration(config: object):
 
 def _under(found, device: object, tolerance: object, against: object):
     """[tool.gpuspec] under the arguments, by the rule the command line keeps (config.Config.under), and the
-    problems with the arguments (each said of its argument: `device=: unknown device ...`), the table's own
-    settings kept where an argument is wrong."""
-    from gpuspec.diagnostics import SpecError
-
+    problems with the arguments (each said of its argument: `device=: unknown device ...`): every argument that is
+    right applies, and the table's own setting is kept where one is wrong."""
     for argument, given in (("device", device), ("tolerance", tolerance)):
         if given is not None and not isinstance(given, str):
             raise TypeError(f"{argument} must be a str, not {type(given).__name__}")
@@ -453,8 +451,5 @@ def _under(found, device: object, tolerance: object, against: object):
         against = [against]
     elif against is not None and not (isinstance(against, (list, tuple)) and all(isinstance(a, str) for a in against)):
         raise TypeError(f"against must be a str or a sequence of str, not {type(against).__name__}")
-    try:
-        return found.under(device=device, tolerance=tolerance, sources=against,
-                           named=lambda key: ("against" if key == "sources" else key) + "="), []
-    except SpecError as error:
-        return found, list(error.diagnostics)
+    return found.applied(device=device, tolerance=tolerance, sources=against,
+                         named=lambda key: ("against" if key == "sources" else key) + "=")

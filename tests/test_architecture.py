@@ -360,6 +360,7 @@ FILE_READERS = {
     "templating": "timing.py, which every generated program carries",
     "measure": "the programs it writes and runs",
     "starter": "pip's record of where gpuspec was installed from (direct_url.json, through importlib.metadata)",
+    "cli": "the null device, put under a standard output or error that can no longer be written",
 }
 _READS = {"read_text", "read_bytes", "open", "fdopen", "write_text", "write_bytes", "stdin"}
 

@@ -57,7 +57,8 @@ def _commands(tmp_path):
     return [
         ["check", str(pass_gpu)], ["check", str(fail_gpu)], ["check", "-v", "--format", "json", str(fail_gpu)],
         ["explain", f"{pass_gpu}:3"], ["explain", str(pass_gpu)], ["devices"], ["devices", "H100-SXM"],
-        ["devices", "H100-SXM", "A100-80GB"], ["models"], ["harness", str(pass_gpu)], ["fmt", "--diff", str(tmp_path / "ugly.gpu")],
+        ["devices", "H100-SXM", "A100-80GB"], ["models"], ["harness", str(pass_gpu)],
+        ["fmt", "--diff", str(tmp_path / "ugly.gpu")],
         ["init"], ["--help"], ["check", "--help"], ["explain", "--help"], ["--version"],
     ]
 

@@ -317,3 +317,72 @@ def test_globs_match_as_documented_and_a_hostile_one_is_no_error(pattern, path, 
     from gpuspec.api import matches
 
     assert matches(path, [pattern]) is expected
+
+
+def test_gpuspec_as_a_key_of_tool_is_located_at_its_line(project):
+    (error,) = errors_of(project, "[tool]\ngpuspec = 3\n")
+    assert error.code == "bad-config" and "must be a table" in error.message
+    assert (error.span.line, error.span.column) == (2, 1)
+    (error,) = errors_of(project, "# the project\n\n  tool.gpuspec = 3\n")
+    assert (error.span.line, error.span.column) == (3, 3)
+
+
+@pytest.mark.parametrize(("table", "key", "words"), [
+    ('exclude = ["["]', "exclude", "`[` is not a glob pattern: the `[` at character 1 opens a set of characters "
+                                   "that no `]` closes"),
+    ('exclude = ["drafts", "a[z-a]"]', "exclude", "`[z-a]` is no set of characters: a range in it runs backwards"),
+    ('markdown = ["docs/[!.md"]', "markdown", "opens a set of characters that no `]` closes"),
+    ('exclude = ["/"]', "exclude", "an empty pattern matches nothing"),
+])
+def test_a_malformed_glob_in_the_table_is_refused_at_its_key(project, table, key, words):
+    (error,) = errors_of(project, f"[tool.gpuspec]\n{table}\n")
+    assert error.code == "bad-config" and words in error.message and f"`{key}`" in error.message
+    assert (error.span.line, error.span.column) == (2, 1) and "shell glob" in error.help
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--markdown", "["], "--markdown: `[` is not a glob pattern"),
+    (["--exclude", "x[9-0]"], "--exclude: `x[9-0]` is not a glob pattern"),
+    (["--exclude", ""], "--exclude: `` is not a glob pattern: an empty pattern matches nothing"),
+])
+def test_a_malformed_glob_on_the_command_line_is_a_usage_error(project, capsys, argv, words):
+    code, out, err = check(capsys, *argv, "specs")
+    assert code == 2 and out == "" and err.startswith("usage: gpuspec check") and words in err
+
+
+def test_well_formed_globs_are_taken(project, capsys):
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\n'
+                       'exclude = ["[[]x", "dr[a-z]fts", "[!]]", "[]]", "?", "*/x"]\nmarkdown = ["docs/[!_]*.md"]\n')
+    code, out, _ = check(capsys, "--format", "json")
+    assert code == 0 and {r["file"] for r in json.loads(out)["results"]} == {"specs/a.gpu", "docs/post.md"}
+
+
+def test_paths_profile_and_results_that_name_nothing_are_located_at_their_keys(project, capsys):
+    pyproject(project, '[tool.gpuspec]\ndevice = "H100-SXM"\npaths = ["specs", "nonexist"]\n'
+                       'profile = "nope.json"\nresults = ["r.json"]\n')
+    code, out, _ = check(capsys, "--format", "json")
+    assert code == 2
+    errors = {(e["code"], e["file"], e["line"], e["column"]): e["message"] for e in json.loads(out)["errors"]}
+    assert errors == {
+        ("no-such-path", "pyproject.toml", 3, 1): "no such file or folder: nonexist (`paths` of [tool.gpuspec])",
+        ("bad-profile", "pyproject.toml", 4, 1): "cannot read nope.json: No such file or directory (`profile` of "
+                                                 "[tool.gpuspec])",
+        ("bad-results", "pyproject.toml", 5, 1): "cannot read r.json: No such file or directory (`results` of "
+                                                 "[tool.gpuspec])"}
+    code, out, _ = check(capsys)
+    assert 'pyproject.toml:4:1: error[bad-profile]: cannot read nope.json' in out and '    profile = "nope.json"' in out
+    code, out, _ = check(capsys, "--profile", "given.json", "--results", "r2.json", "--format", "json", "specs")
+    errors = [(e["code"], e["file"]) for e in json.loads(out)["errors"]]  # what the command gave is its own
+    assert errors == [("bad-profile", "given.json"), ("bad-results", "r2.json")]
+
+
+def test_applied_keeps_every_right_argument_where_another_is_wrong(project):
+    pyproject(project, '[tool.gpuspec]\ntolerance = "1%"\nsources = ["model"]\n')
+    found, problems = config.load().applied(device="H100-SXM", tolerance="abc", sources=["measured"],
+                                            exclude=["["], named=lambda key: f"{key}=")
+    assert [p.message.split(":")[0] for p in problems] == ["exclude=", "tolerance="]
+    assert found.defaults.device.name == "H100-SXM" and found.defaults.sources == ("measured",)
+    assert found.defaults.tolerance.written == "± 1%" and found.search.exclude == ()  # the table's, kept
+    found, problems = config.load().applied(device="H10", tolerance="5%", named=lambda key: f"{key}=")
+    assert [p.code for p in problems] == ["unknown-device"] and found.defaults.device is None
+    assert found.defaults.tolerance.written == "± 5%"

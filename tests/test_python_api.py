@@ -336,3 +336,23 @@ def test_explain_a_line_that_names_nothing_is_a_located_error(tmp_path, line, co
 def test_explain_takes_a_line_number_as_an_int(tmp_path, line):
     with pytest.raises(TypeError, match="line must be an int"):
         gpuspec.explain("device H100-SXM\n" + WORKLOAD, line=line)
+
+
+def test_a_wrong_argument_leaves_the_right_ones_in_force():
+    report = gpuspec.check(WORKLOAD, device="H100-SXM", tolerance="abc", config=False)
+    assert [e.message.split(":")[0] for e in report.errors] == ["tolerance="]
+    assert [(v.metric, v.status) for v in report] == [("time", "pass"), ("waves", "pass")]  # the device applied
+    report = gpuspec.check(WORKLOAD, device="H10", tolerance="1%", config=False)
+    assert [e.code for e in report.errors][:1] == ["unknown-device"]
+    report = gpuspec.check("device H100-SXM\n" + WORKLOAD, device="H10", tolerance="0.1%", against="modle",
+                           config=False)
+    assert [e.message.split(":")[0] for e in report.errors] == ["device=", "against="]
+    assert [(v.metric, v.status) for v in report] == [("time", "fail"), ("waves", "pass")]  # ± 0.1% applied
+
+
+def test_the_tables_paths_and_profile_that_name_nothing_are_located_at_their_keys(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.gpuspec]\npaths = ["gone"]\nprofile = "p.json"\n',
+                                             encoding="utf-8")
+    errors = {(e.code, e.file, e.line) for e in gpuspec.check().errors}
+    assert errors == {("no-such-path", "pyproject.toml", 2), ("bad-profile", "pyproject.toml", 3)}
