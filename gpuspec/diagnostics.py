@@ -46,16 +46,18 @@ class PartlyRead(SpecError):
         self.partial, self.placeholders = partial, placeholders
 
 
-def did_you_mean(word: str, known: Iterable[str]) -> str | None:
-    """A 'did you mean' help line naming the closest of `known`, or None when nothing is close."""
+def did_you_mean(word: str, known: Iterable[str], named: dict[str, str] | None = None) -> str | None:
+    """A 'did you mean' help line naming the closest of `known`, or None when nothing is close. `named` maps a
+    spelling to the name to suggest for it (an alias to its device's name), so that one thing is offered once."""
     import difflib  # only needed when something is misspelt
 
     known = list(known)
-    lowered = {k.lower(): k for k in known}
+    named = named or {}
+    lowered = {k.lower(): named.get(k, k) for k in known}
     if word.lower() in lowered:
         return f"did you mean `{lowered[word.lower()]}`?"
-    close = difflib.get_close_matches(word.lower(), list(lowered), n=3, cutoff=0.6)
-    if not close:
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=12, cutoff=0.6)
+    names = list(dict.fromkeys(f"`{lowered[c]}`" for c in close))[:3]
+    if not names:
         return None
-    names = [f"`{lowered[c]}`" for c in close]
     return f"did you mean {' or '.join(names)}?"

@@ -1,6 +1,7 @@
 """README's shown outputs are what gpuspec prints today: the first check's output (files, dots and counts), the
 JSON report's example (its result is the real one for that claim; its summary counts what it lists) and the
-`[tool.gpuspec]` example (a table gpuspec reads as it is, with every key). Elsewhere: the failure shown under "When a
+`[tool.gpuspec]` example (a table gpuspec reads as it is, with every key) and the error shown for an unknown device.
+Elsewhere: the failure shown under "When a
 claim fails" (tests/test_failure_text.py), the configuration error (tests/test_config.py) and the CI job's install
 line (tests/test_cli_init.py)."""
 from __future__ import annotations
@@ -63,3 +64,14 @@ def test_the_configuration_example_is_read_as_it_is_and_shows_every_key(tmp_path
     found = config.load()  # a mistake in it would raise, located
     assert found.keys == set(config.KEYS), "README's [tool.gpuspec] example shows every key"
     assert found.search.markdown_globs == ("docs/**/*.md",) and found.defaults.sources == ("model", "measured")
+
+
+def test_the_unknown_device_error_shown_is_what_gpuspec_prints(tmp_path, capsys, monkeypatch):
+    shown = _block_after("specs/lesson.gpu:1:1: error[unknown-device]")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "lesson.gpu").write_text(shown[1].strip() + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "specs/lesson.gpu"]) == 2
+    captured = capsys.readouterr()
+    printed = (captured.out + captured.err).rstrip("\n").split("\n")
+    assert printed[:len(shown)] == shown, "update README.md's unknown-device error to what gpuspec prints"

@@ -36,7 +36,7 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
             if failed is not None:  # `device mine` after a definition of mine that failed
                 raise failed
             raise invalid("unknown-device", f"unknown device `{statement.name}`", statement.span,
-                          did_you_mean(statement.name, [*scope.devices, *devices.known_names()])
+                          _device_hint(statement.name, scope)
                           or "`gpuspec devices` lists the catalog; define a new device with "
                              f"`device {statement.name} from H100-SXM with ...`")
         name = base.name
@@ -50,7 +50,7 @@ def device(statement: nodes.DeviceStatement, scope: Scope) -> None:
                 if failed is not None:
                     raise failed
                 raise invalid("unknown-device", f"unknown device `{statement.base}`", statement.span,
-                              did_you_mean(statement.base, [*scope.devices, *devices.known_names()]))
+                              _device_hint(statement.base, scope))
         name = statement.name
     if scope.rebind is not None and statement.base not in scope.devices and defined is None:
         base = scope.rebind  # a device the spec defined was rebound when it was defined
@@ -234,3 +234,10 @@ def _inconsistent(found, spans: dict[str, Span], span: Span) -> list[Invalid]:
                                     f"{many} ({units.format_count(high.value)})",
                                     spans.get(few) or spans.get(many) or span, rule))
     return problems
+
+
+def _device_hint(name: str, scope: Scope) -> str | None:
+    """The devices a misspelt name may mean, each by its own name once (an alias such as H100-SXM5 suggests
+    H100-SXM)."""
+    named = {spelling: devices.lookup(spelling).name for spelling in devices.known_names()}
+    return did_you_mean(name, [*scope.devices, *named], named)
