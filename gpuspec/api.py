@@ -56,8 +56,9 @@ if TYPE_CHECKING:
 __all__ = [
     "MARKDOWN_SUFFIXES", "SPEC_SUFFIX", "Formatted", "Interrupted", "Search", "Sources", "Spec", "Specs", "TargetError",
     "Updated", "check_specs", "check_text", "compile_text", "explain", "explain_program", "file_identity",
-    "format_file", "found_spec_files", "gather_evidence", "glob_problem", "line_problem", "load_spec", "load_specs",
-    "read", "run_check", "spec_files", "split_target", "text_specs", "update_failing", "workload_label",
+    "format_file", "found_spec_files", "gather_evidence", "glob_problem", "line_problem", "load_rebound",
+    "load_spec", "load_specs", "read", "run_check", "spec_files", "split_target", "text_specs", "update_failing",
+    "workload_label",
 ]
 
 SPEC_SUFFIX = ".gpu"
@@ -621,9 +622,21 @@ def run_check(paths: Iterable[str], sources: Sources | None = None, defaults: De
     device, rebound, refused = _rebinding(sources)
     if refused:  # a --device that names no device: nothing is checked for a device other than the one asked for
         return Report([], refused, [], {}, paths=paths)
+    return check_specs(load_rebound(paths, sources, defaults, search), sources)
+
+
+def load_rebound(paths: Iterable[str], sources: Sources | None = None, defaults: Defaults | None = None,
+                 search: Search | None = None) -> Specs:
+    """load_specs as run_check loads them: rebound to the device `sources.device` names, if any (`--device`), a
+    spec that names no device being for it too; a device that cannot be had is the Specs' one error."""
+    sources = sources or Sources()
+    paths = list(paths)
+    device, rebound, refused = _rebinding(sources)
+    if refused:
+        return Specs([], [], refused, {}, paths=paths)
     if device is not None:  # a spec that names no device is checked for the one asked for too
         defaults = evolve(defaults or Defaults(), device=device)
-    return check_specs(load_specs(paths, defaults, search, device, rebound), sources)
+    return load_specs(paths, defaults, search, device, rebound)
 
 
 def _rebinding(sources: Sources) -> tuple[Device | None, Rebinding | None, list[Diagnostic]]:

@@ -340,9 +340,7 @@ def _explain_arguments(explain) -> None:
     explain.add_argument("--stdin-filename", metavar="NAME",
                          help="the name standard input (-) is shown under; a .md or .markdown name reads it as "
                               "Markdown (its gpu blocks)")
-    explain.add_argument("--device", metavar="NAME",
-                         help="explain the spec for this catalog device, as check --device checks it: each `device` "
-                              "statement stands for it, and a spec that names none is for it")
+    _device_argument(explain, "explain the spec")
 
 
 def _devices_arguments(devices) -> None:
@@ -350,8 +348,16 @@ def _devices_arguments(devices) -> None:
                          help="a device name or alias; two or more are shown side by side, a column each")
 
 
+def _device_argument(parser, what: str) -> None:
+    parser.add_argument("--device", metavar="NAME",
+                        help=f"{what} for this catalog device, as check --device checks them: each `device` "
+                             "statement stands for it, and a spec that names none is for it (default: `device` of "
+                             "[tool.gpuspec] for specs that name none)")
+
+
 def _harness_arguments(harness) -> None:
     harness.add_argument("target", metavar="FILE[:LINE]", help="a spec file, optionally with a workload's line")
+    _device_argument(harness, "write the programs")
 
 
 def _models_arguments(models) -> None:
@@ -373,16 +379,20 @@ def _plot_arguments(plot) -> None:
     timeline.add_argument("targets", nargs="+", metavar="FILE[:LINE]", help="a spec file, or one stream's line")
     for picture, run in ((roofline, _plot_roofline), (timeline, _plot_timeline)):
         picture.add_argument("--out", metavar="FILE", required=True, help="the picture to write: .png or .svg")
+        _device_argument(picture, "draw the workloads")
         picture.set_defaults(parser=picture, run=run)
 
 
 def _report_arguments(report) -> None:
-    report.add_argument("paths", nargs="+", metavar="PATH", help="a .gpu file or a folder to search for them")
+    report.add_argument("paths", nargs="*", metavar="PATH",
+                        help="a .gpu file or a folder to search for them (default: the paths of [tool.gpuspec] in "
+                             "pyproject.toml, else the current folder)")
     report.add_argument("--out", metavar="FILE", required=True, help="the report to write: .html or .md")
     report.add_argument("--format", choices=("html", "markdown"), help="the format (default: from --out's suffix)")
     report.add_argument("--profile", metavar="FILE", help="a calibration profile: the calibrated source")
     report.add_argument("--results", metavar="FILE", action="append", default=[],
                         help="check against saved results (repeat for several files)")
+    _device_argument(report, "check the specs")
 
 
 _MOST_SECONDS = 1_000_000  # about 11 days: beyond it a wait overflows what the OS takes (select, poll)
@@ -518,6 +528,48 @@ def _configuration():
         return _print_errors(error, error.diagnostics[0].span.file)
 
 
+def _device_given(args, defaults):
+    """The defaults with `--device` (explain, harness, plot: nothing measured, so no `auto`) as the device of specs
+    that name none, and that device to rebind every spec to (None without --device); or exit 2 saying what is
+    wrong."""
+    import attrs
+
+    from gpuspec import devices
+
+    if args.device is None:
+        return defaults, None
+    if args.device.strip().lower() == "auto":  # no GPU is looked for: nothing is measured here
+        return _misuse(args, f"--device auto is the GPU that check --measure runs on; {args.parser.prog} measures "
+                             "nothing, so name the device (`gpuspec devices` lists them)")
+    try:
+        rebound = devices.rebinding_target(args.device)
+    except devices.NoSuchDevice as error:
+        return _misuse(args, error.message + (f" ({error.help})" if error.help else ""))
+    return attrs.evolve(defaults, device=rebound), rebound
+
+
+def _run_of(args, paths=()):
+    """What [tool.gpuspec] gives a picture or report, under the command's own options by the rule check keeps
+    (Config.under): (the configuration, pictures.Run), or exit 2 after saying what is wrong."""
+    from gpuspec.pictures import Run
+
+    found = _configuration()
+    if isinstance(found, int):
+        return found
+    try:
+        found = found.under(paths, profile=getattr(args, "profile", None), results=getattr(args, "results", ()))
+    except SpecError as error:
+        return _misuse(args, *(problem.message + (f" ({problem.help})" if problem.help else "")
+                               for problem in error.diagnostics))
+    if args.command == "report":  # rebound as check rebinds (api.load_rebound): a wrong name is a report's error
+        return found, Run(found.defaults, found.search, None, args.device, found.placed)
+    given = _device_given(args, found.defaults)
+    if isinstance(given, int):
+        return given
+    defaults, device = given
+    return found, Run(defaults, found.search, device, args.device, found.placed)
+
+
 def _progress(args):
     """Where measuring says what it is doing: stderr, unless -qq."""
     if args.quiet >= 2:
@@ -638,8 +690,12 @@ def _harness(args) -> int:
     if isinstance(target, int):
         return target
     path, line = target
+    configured = _run_of(args)  # the device and tolerance [tool.gpuspec] gives specs that set none, as for check
+    if isinstance(configured, int):
+        return configured
+    _, run = configured
     try:
-        spec = load_spec(path)
+        spec = load_spec(path, run.defaults, run.device)
     except SpecError as error:
         return _print_errors(error, path)
     wrong = _line_problem("harness", path, line, spec)
@@ -656,8 +712,6 @@ def _harness(args) -> int:
 
 
 def _explain(args) -> int:
-    import attrs
-
     from gpuspec import devices, llm_catalog
     from gpuspec.api import Spec, compile_text, explain_program, read
     from gpuspec.report import explain as explain_report
@@ -678,16 +732,10 @@ def _explain(args) -> int:
     found = _configuration()  # the device and tolerance [tool.gpuspec] gives specs that set none, as for check
     if isinstance(found, int):
         return found
-    defaults, rebound = found.defaults, None
-    if args.device is not None:
-        if args.device.strip().lower() == "auto":  # no GPU is looked for: nothing is measured here
-            return _misuse(args, "--device auto is the GPU that check --measure runs on; explain measures nothing, "
-                                 "so name the device (`gpuspec devices` lists them)")
-        try:
-            rebound = devices.rebinding_target(args.device)
-        except devices.NoSuchDevice as error:
-            return _misuse(args, error.message + (f" ({error.help})" if error.help else ""))
-        defaults = attrs.evolve(defaults, device=rebound)
+    given = _device_given(args, found.defaults)
+    if isinstance(given, int):
+        return given
+    defaults, rebound = given
     try:
         spec = Spec(source, compile_text(source, defaults, rebound))
     except SpecError as error:  # shown against the text read (standard input cannot be read again)
@@ -757,26 +805,41 @@ def _plot_roofline(args) -> int:
     from gpuspec import pictures
     from gpuspec.api import split_target
 
+    configured = _run_of(args)
+    if isinstance(configured, int):
+        return configured
+    found, run = configured
     return _picture("plot roofline", lambda: pictures.roofline(
-        [split_target(t) for t in args.targets], args.out, args.profile, tuple(args.results), args.own_axes))
+        [split_target(t) for t in args.targets], args.out, found.profile, found.results, args.own_axes, run))
 
 
 def _plot_timeline(args) -> int:
     from gpuspec import pictures
     from gpuspec.api import split_target
 
-    return _picture("plot timeline", lambda: pictures.timeline([split_target(t) for t in args.targets], args.out))
+    configured = _run_of(args)
+    if isinstance(configured, int):
+        return configured
+    _, run = configured
+    return _picture("plot timeline", lambda: pictures.timeline([split_target(t) for t in args.targets], args.out,
+                                                               run))
 
 
 def _report(args) -> int:
     from gpuspec import pictures
 
+    configured = _run_of(args, args.paths)
+    if isinstance(configured, int):
+        return configured
+    found, run = configured
     checked = {}
 
     def write() -> str:
-        report = checked["report"] = pictures.report(args.paths, args.out, args.format, args.profile,
-                                                     tuple(args.results))
-        return f"{report.summary_line()}; report written to {args.out}"
+        report = checked["report"] = pictures.report(list(found.paths) or ["."], args.out, args.format,
+                                                     found.profile, found.results, run)
+        errors = len(report.diagnostics)
+        said = f", {errors} error{'s' * (errors != 1)}" if errors else ""
+        return f"{report.summary_line()}{said}; report written to {args.out}"
 
     # Not written: 2. Written: check's exit code (1 when a claim fails, 5 when none was checked).
     code = _picture("report", write)

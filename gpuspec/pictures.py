@@ -8,9 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuspec import kinds
-from gpuspec.api import Sources, check_specs, gather_evidence, load_specs
+from gpuspec.api import Search, Sources, check_specs, gather_evidence, load_rebound
+from gpuspec.devices import Device
 from gpuspec.files import WriteError, write_atomically
 from gpuspec.plot import data, select
+from gpuspec.program import Defaults
+from gpuspec.record import Record, record
 from gpuspec.report import Report, document
 
 PICTURE_FORMATS = {".png": "png", ".svg": "svg"}
@@ -20,6 +23,20 @@ INSTALL = "pip install 'gpuspec[plot]'"
 
 class PictureError(Exception):
     """What was asked cannot be drawn or written; the message says why and what would do."""
+
+
+@record
+class Run(Record):
+    """What a run gives every spec it draws or reports, as `gpuspec check` gives it: the defaults of
+    [tool.gpuspec] (a device, a tolerance, the sources), how folders are searched, the device `--device` rebinds
+    every spec to (`device`, and its name as asked: `device_name`), and where the table named the profile and
+    results files."""
+
+    defaults: Defaults | None = None
+    search: Search | None = None
+    device: Device | None = None
+    device_name: str | None = None
+    placed: tuple = ()
 
 
 def picture_format(out: str) -> str:
@@ -53,15 +70,17 @@ def drawing():
 
 
 def roofline(targets: list[tuple[str, int | None]], out: str, profile: str | None = None,
-             results: tuple[str, ...] = (), own_axes: bool = False) -> str:
+             results: tuple[str, ...] = (), own_axes: bool = False, run: Run | None = None) -> str:
     """Draw the roofline of the targets' workloads into `out` (every device's panel on the same axis ranges,
-    unless `own_axes`); returns a line saying what was written."""
+    unless `own_axes`); returns a line saying what was written. `run` is what [tool.gpuspec] and the command give
+    every spec (a device, a tolerance, how folders are searched, `--device`)."""
     format = picture_format(out)
     draw = drawing()
-    loaded = select.load_targets(targets)
+    run = run or Run()
+    loaded = select.load_targets(targets, run.defaults, run.search, run.device)
     chosen = select.roofline_subjects(loaded)
     try:
-        panels = data.roofline(chosen, _providers(loaded, profile, results), shared=not own_axes)
+        panels = data.roofline(chosen, _providers(loaded, profile, results, placed=run.placed), shared=not own_axes)
     except data.Undrawable as error:
         raise PictureError(str(error)) from None
     _write(out, draw.render(draw.roofline(panels), format))
@@ -70,11 +89,12 @@ def roofline(targets: list[tuple[str, int | None]], out: str, profile: str | Non
            f"written to {out}"
 
 
-def timeline(targets: list[tuple[str, int | None]], out: str) -> str:
+def timeline(targets: list[tuple[str, int | None]], out: str, run: Run | None = None) -> str:
     """Draw the launch timeline of the targets' streams into `out`; returns a line saying what was written."""
     format = picture_format(out)
     draw = drawing()
-    streams = select.stream_subjects(select.load_targets(targets))
+    run = run or Run()
+    streams = select.stream_subjects(select.load_targets(targets, run.defaults, run.search, run.device))
     try:
         drawn = data.timeline(streams)
     except data.Undrawable as error:
@@ -84,18 +104,21 @@ def timeline(targets: list[tuple[str, int | None]], out: str) -> str:
 
 
 def report(paths: list[str], out: str, format: str | None = None, profile: str | None = None,
-           results: tuple[str, ...] = ()) -> Report:
-    """Check the claims under `paths` and write the report with the pictures of their workloads to `out`."""
+           results: tuple[str, ...] = (), run: Run | None = None) -> Report:
+    """Check the claims under `paths` as `gpuspec check` does (with `run`'s defaults, search and device) and write
+    the report with the pictures of their workloads to `out`."""
     format = report_format(out, format)
     draw = drawing()
-    specs = load_specs(paths)
-    checked = check_specs(specs, Sources(results=tuple(results), profile=profile))
-    pictures = _report_pictures([select.target(spec) for spec in specs.specs], draw, profile, results)
+    run = run or Run()
+    sources = Sources(results=tuple(results), profile=profile, device=run.device_name, placed=run.placed)
+    specs = load_rebound(paths, sources, run.defaults, run.search)
+    checked = check_specs(specs, sources)
+    pictures = _report_pictures([select.target(spec) for spec in specs.specs], draw, profile, results, run.placed)
     _write(out, document.render(checked, pictures, format))
     return checked
 
 
-def _report_pictures(loaded: list[select.Target], draw, profile, results) -> list[document.Picture]:
+def _report_pictures(loaded: list[select.Target], draw, profile, results, placed=()) -> list[document.Picture]:
     """The roofline of every workload that has a place on one, and the timeline of every stream; none for
     files that do not check (their errors are in the report)."""
     chosen = select.subjects(loaded)
@@ -103,7 +126,7 @@ def _report_pictures(loaded: list[select.Target], draw, profile, results) -> lis
     drawable = [s for s in chosen if data.plottable(s.workload)]
     if drawable:
         try:
-            panels = data.roofline(drawable, _providers(loaded, profile, results, strict=False))
+            panels = data.roofline(drawable, _providers(loaded, profile, results, strict=False, placed=placed))
         except data.Undrawable as error:  # the checks stand; the report says why this picture is missing
             pictures.append(document.Picture("The roofline", "", f"not drawn: {error.reason}"))
         else:
@@ -120,13 +143,13 @@ def _report_pictures(loaded: list[select.Target], draw, profile, results) -> lis
 
 
 def _providers(loaded: list[select.Target], profile: str | None, results: tuple[str, ...],
-               strict: bool = True) -> dict[str, object]:
+               strict: bool = True, placed=()) -> dict[str, object]:
     """The sources to draw: the model, and the calibrated and measured ones when a profile or results are given."""
     providers: dict[str, object] = {"model": data.ModelSource()}
     if not profile and not results:
         return providers
     found, problems = gather_evidence([(t.path, t.program) for t in loaded],
-                                      Sources(results=tuple(results), profile=profile))
+                                      Sources(results=tuple(results), profile=profile, placed=placed))
     if problems and strict:  # the report shows these among its errors; a picture has nowhere else to say them
         raise PictureError(problems[0].message)
     if found.calibrated is not None:

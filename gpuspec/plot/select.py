@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuspec import kinds
-from gpuspec.api import Spec, line_problem, load_spec, spec_files
+from gpuspec.api import Search, Spec, line_problem, load_spec, spec_files
+from gpuspec.devices import Device
 from gpuspec.plot.data import Subject, label_of, plottable
-from gpuspec.program import Program
+from gpuspec.program import Defaults, Program
 from gpuspec.record import Record, record
 from gpuspec.text import line_count
 
@@ -26,14 +27,16 @@ class Target(Record):
     program: Program
 
 
-def load_targets(targets: list[tuple[str, int | None]]) -> list[Target]:
-    """Each (file, line) read, parsed and resolved; a folder is every spec in it. Raises SpecError for a file
-    that does not check."""
+def load_targets(targets: list[tuple[str, int | None]], defaults: Defaults | None = None,
+                 search: Search | None = None, device: Device | None = None) -> list[Target]:
+    """Each (file, line) read, parsed and resolved with the run's defaults ([tool.gpuspec]'s device and tolerance)
+    and rebound to `device` (`--device`) if given; a folder is every spec in it, searched as `search` says. Raises
+    SpecError for a file that does not check."""
     loaded = []
     for given, line in targets:
-        paths = [str(p) for p in spec_files([given])[0]] if line is None and Path(given).is_dir() else [given]
+        paths = [str(p) for p in spec_files([given], search)[0]] if line is None and Path(given).is_dir() else [given]
         for path in paths:
-            loaded.append(target(load_spec(path), line, path))
+            loaded.append(target(load_spec(path, defaults, device), line, path))
     return loaded
 
 
