@@ -60,11 +60,12 @@ def pytest_configure(config) -> None:
     here = config.invocation_params.dir
     try:
         found = project.load(here)
+        config.stash[_PROJECT] = found.under(profile=_ini_path(config, "gpuspec_profile", config.getoption(
+            "gpuspec_profile")), results=_ini_paths(config, "gpuspec_results", config.getoption("gpuspec_results")),
+            markdown=_markdown_given(config, found), exclude=_unset_as_none(config.getini("gpuspec_exclude")),
+            named=lambda key: f"gpuspec_{key}")  # a malformed gpuspec_exclude glob
     except SpecError as error:
         raise pytest.UsageError(_located(error)) from None
-    config.stash[_PROJECT] = found.under(profile=_ini_path(config, "gpuspec_profile", config.getoption(
-        "gpuspec_profile")), results=_ini_paths(config, "gpuspec_results", config.getoption("gpuspec_results")),
-        markdown=_markdown_given(config, found), exclude=_unset_as_none(config.getini("gpuspec_exclude")))
     named = set()
     for argument in config.args:
         path = Path(str(argument).split("::")[0])
