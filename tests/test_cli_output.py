@@ -4,6 +4,7 @@ failed), whatever the command; a broken stderr changes nothing."""
 from __future__ import annotations
 
 import errno
+import importlib.util
 import io
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from gpuspec.report import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 PASSING = "device H100-SXM\nx = bf16[4096, 4096]\ny = x * 2 is ≈ 20 µs\n"
 FAILING = PASSING.replace("≈ 20 µs", "≈ 99 µs")
 BROKEN = "device H100-SXM\nx = \n"
+_DRAWS = importlib.util.find_spec("matplotlib") is not None
 
 
 class _Full(io.TextIOBase):
@@ -60,6 +62,8 @@ def _commands(tmp_path):
         ["devices", "H100-SXM", "A100-80GB"], ["models"], ["harness", str(pass_gpu)],
         ["fmt", "--diff", str(tmp_path / "ugly.gpu")],
         ["init"], ["--help"], ["check", "--help"], ["explain", "--help"], ["--version"],
+        *([["report", str(pass_gpu), "--out", str(tmp_path / "r.md")],
+           ["plot", "roofline", str(pass_gpu), "--out", str(tmp_path / "p.svg")]] if _DRAWS else []),
     ]
 
 
