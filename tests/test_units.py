@@ -57,7 +57,7 @@ def test_a_long_time_stays_in_seconds():
     # No SI prefix above one makes sense for a time (`ks`, `Ps` are not read either): past days, an exponent.
     assert units.format_si(3.6e24, units.TIME) == "3.60e24 s"
     assert units.format_si(3.6e9, units.TIME) == "3.60e9 s"
-    assert units.format_si(7_200, units.TIME) == "7200 s"
+    assert units.format_si(7_200, units.TIME) == "7,200 s"  # thousands separated, as every plain number from 1,000
     assert units.format_si(1.5e15, units.FLOPS) == "1.50 PFLOP"  # other units keep their prefixes
 
 
