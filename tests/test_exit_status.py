@@ -56,7 +56,15 @@ def test_a_markdown_file_of_near_misses_checks_nothing(tmp_path, capsys):
     path.write_text("# Doc\n\n```GPU\ndevice H100-SXM\nx*2 on 4096² bf16 is ≈ 20 µs\n```\n", encoding="utf-8")
     code, out, _ = check(capsys, path)
     assert code == EXIT_NOTHING
-    assert reason(out).startswith(f"nothing checked: no gpu blocks (```gpu fences or <!-- gpu --> comments) in {path}")
+    assert reason(out).startswith(f"nothing checked: no claims in {path} (in ```gpu fences or <!-- gpu --> comments)")
+
+
+def test_a_markdown_file_whose_gpu_block_makes_no_claim_says_so(tmp_path, capsys):
+    path = tmp_path / "doc.md"
+    path.write_text("# Doc\n\n```gpu\ndevice H100-SXM\nx = bf16[8]\n```\n", encoding="utf-8")
+    code, out, _ = check(capsys, path)
+    assert code == EXIT_NOTHING  # it has a gpu block: "no gpu blocks" would send its author looking for the wrong thing
+    assert reason(out) == f"nothing checked: no claims in {path} (in ```gpu fences or <!-- gpu --> comments)"
 
 
 def test_a_spec_without_claims_checks_nothing(tmp_path, capsys):
@@ -129,8 +137,8 @@ def test_the_reason_mentions_warnings_when_there_were_some():
     warning = Diagnostic("near-miss", "```GPU is not a gpu block", Span("doc.md", 3, 1, 3, 7), "write ```gpu")
     report = Report([], [], ["doc.md"], {"doc.md": "# Doc\n\n```GPU\n```\n"}, [warning], ["doc.md"])
     assert report.exit_code == EXIT_NOTHING
-    assert report.nothing_checked() == ("nothing checked: no gpu blocks (```gpu fences or <!-- gpu --> comments) "
-                                        "in doc.md; 1 warning may say why")
+    assert report.nothing_checked() == ("nothing checked: no claims in doc.md (in ```gpu fences or <!-- gpu --> "
+                                        "comments); 1 warning may say why")
     shown = text_report.render(report)
     assert "doc.md:3:1: warning[near-miss]: ```GPU is not a gpu block" in shown
     assert shown.index("warning[near-miss]") < shown.index("nothing checked")  # the warning is above its mention

@@ -197,3 +197,31 @@ def test_gpuspec_never_runs_a_shell():
         text = path.read_text(encoding="utf-8")
         for forbidden in ("shell=True", "os.system(", "os.popen(", "eval(", "exec("):
             assert forbidden not in text, f"{path.relative_to(ROOT)} uses {forbidden}"
+
+
+@pytest.mark.parametrize("command", [["check"], ["fmt"], ["fmt", "--check"], ["explain"], ["check", "--update"]])
+def test_a_pipe_planted_where_a_spec_is_named_is_refused_in_words_and_never_waited_on(tmp_path, capsys, command):
+    # reading a FIFO blocks until someone writes to it: gpuspec would hang for ever on one named on its command line
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this system")
+    fifo = tmp_path / "post.md"
+    os.mkfifo(fifo)
+    assert main([*command, str(fifo)]) == 2
+    err = capsys.readouterr()
+    said = err.out + err.err
+    assert "not a regular file (a pipe, a device or a socket)" in said and "Traceback" not in said
+    assert "\n    ^" not in said  # an unread file has no line to show under its error
+
+
+def test_a_pipe_planted_in_a_folder_is_left_alone(tmp_path, capsys):
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this system")
+    os.mkfifo(tmp_path / "x.gpu")
+    os.mkfifo(tmp_path / "y.md")
+    (tmp_path / "ok.gpu").write_text("device H100-SXM\nx*2 on 4096² bf16 is ≈20µs\n", encoding="utf-8")
+    assert main(["check", str(tmp_path)]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out

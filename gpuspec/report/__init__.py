@@ -103,7 +103,8 @@ class Report(Record):
             where = _names(self.paths) if self.paths else "the paths given"
             reason = f"no .gpu files or Markdown gpu blocks under {where}"
         elif all(Path(f).suffix in (".md", ".markdown") for f in self.files):
-            reason = f"no gpu blocks (```gpu fences or <!-- gpu --> comments) in {_names(self.files)}"
+            # a gpu block that holds no claim and no block at all read the same here: there is no claim to check
+            reason = f"no claims in {_names(self.files)} (in ```gpu fences or <!-- gpu --> comments)"
         else:
             reason = f"no claims in {_names(self.files)}"
         if self.warnings:

@@ -289,6 +289,8 @@ def error(diagnostic: Diagnostic, texts: Documents | Mapping[str, str], kind: st
     where = f"{span}: " if span else ""
     lines = [shown_line(f"{where}{kind}[{diagnostic.code}]: {diagnostic.message}")]
     text = documents.line(span.file, span.line) if span is not None else None
+    if text is not None and not text.strip() and diagnostic.code == "unreadable":
+        text = None  # a file that could not be read has no line to show
     if text is not None:
         text = text.rstrip("\r")
         shown_text = log_line(masked(text.expandtabs(4)))
