@@ -672,14 +672,17 @@ class SyntaxErrors(PartlyRead):
     """Every syntax error of a spec, and the statements that did parse (see PartlyRead)."""
 
 
-def _attempt(source: SpecText) -> tuple:
+def _attempt(source: SpecText, worded: bool = True) -> tuple:
+    """The statements of `source`, or _Stopped where it does not parse; `worded=False` raises _Refused instead,
+    without asking Lark why (which loads it: a quote's lines are only asked whether they parse)."""
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     _BUILDER.begin(source, text)
     _BRACKETS.clear()
     try:
         return _runtime().parse(text, _BRACKETS)
     except _Refused:
-        pass
+        if not worded:
+            raise
     except (_BadNumber, _BadIndent) as error:
         raise _stopped_by(error, source) from None
     finally:
@@ -1058,8 +1061,8 @@ def _reads_as(words: str) -> str | None:
     (a device, a setting, a definition), or None (words, or a bare expression that claims nothing)."""
     for text, block in ((words, False), ("q:\n    " + words, True)):
         try:
-            statements = _attempt(SpecText("<quote>", text))
-        except (_Stopped, RecursionError):
+            statements = _attempt(SpecText("<quote>", text), worded=False)
+        except (_Refused, _Stopped, RecursionError):
             continue
         for statement in statements:
             if isinstance(statement, nodes.Quote):  # a quote inside the quote (“...” inside "...")

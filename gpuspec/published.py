@@ -72,6 +72,7 @@ from __future__ import annotations
 import math
 import statistics
 from functools import cache
+from pathlib import Path
 
 from gpuspec import devices, schema, units
 from gpuspec.profiles import VERSION, Profile, ProfileError
@@ -810,10 +811,70 @@ def _show(value: float, fact: str) -> str:
 
 
 def data(device: str, exclude: frozenset[str] | tuple = ()) -> dict:
-    """The published profile of a catalog device as the JSON a profile file holds (checked by schema.PROFILE)."""
+    """The published profile of a catalog device as the JSON a profile file holds (checked by schema.PROFILE).
+
+    Building one runs the model's rules over hundreds of measurements (the fits), which costs more than checking
+    a spec, so it is kept as JSON in the per-user cache folder, found by a hash of the catalogs' text and of the
+    code that builds it; what is read back is checked again, fact by fact, or built afresh."""
+    from gpuspec import cachedir
+
     if devices.catalog()[device].model_only:
         raise ProfileError(f"{device} has no published profile: it is model-only "
                            f"({devices.catalog()[device].model_only}), and no published measurement is of one")
+    import json
+
+    # the measurements as read (what catalog_data gives, whatever file it came from), the code, the other catalogs
+    measured = json.dumps(catalog_data("published"), separators=(",", ":"), ensure_ascii=False)
+    material = cachedir.key(_code_key(), measured, device, *sorted(exclude))
+    cached = cachedir.read_entry("published", material)
+    if _well_formed(cached):
+        return cached
+    profile = _made(device, exclude)
+    cachedir.store("published", material, profile)
+    return profile
+
+
+# What a published profile is made from besides published.toml: the catalogs and the code of the rules it fits by.
+_BUILT_BY = ("published.py", "devices.py", "profiles.py", "schema.py", "llm_catalog.py", "units.py", "tensors.py",
+             "sources.py", "resources.py")
+
+
+@cache
+def _code_key() -> bytes:
+    from gpuspec.resources import data_dir
+    from gpuspec.version import __version__
+
+    package = Path(__file__).parent
+    code = [package / name for name in _BUILT_BY]
+    code += sorted((package / "model").glob("*.py")) + sorted((package / "kinds").glob("**/*.py"))
+    catalogs = [data_dir("catalog") / f"{name}.toml" for name in ("devices", "models")]
+    from gpuspec import cachedir
+    from gpuspec.text import regular_bytes
+
+    return cachedir.key(__version__, *(regular_bytes(path) for path in (*code, *catalogs)))
+
+
+def _well_formed(value) -> bool:
+    """Whether a cache entry is a profile as `_made` makes them: its facts each in the range schema.FACTS allows,
+    its derivations and reasons plain data (text only, never run)."""
+    if not isinstance(value, dict) or set(value) != {"version", "gpu", "provenance", "facts", "derivations",
+                                                        "unmeasured"}:
+        return False
+    facts, derivations, unmeasured = value["facts"], value["derivations"], value["unmeasured"]
+    if value["version"] != VERSION or not isinstance(value["gpu"], str) or not isinstance(value["provenance"], dict):
+        return False
+    if not (isinstance(facts, dict) and isinstance(derivations, dict) and isinstance(unmeasured, dict)):
+        return False
+    try:
+        for name, number in facts.items():
+            schema.FACTS[name].check(number, name)
+    except (KeyError, schema.Invalid):
+        return False
+    return (set(derivations) == set(facts) and all(isinstance(how, dict) for how in derivations.values())
+            and all(name in schema.FACTS and isinstance(why, str) for name, why in unmeasured.items()))
+
+
+def _made(device: str, exclude: frozenset[str] | tuple) -> dict:
     built = _Builder(device, frozenset(exclude)).facts()
     # The name the part's driver reports, so that the printed profile, given back with --profile, is of its device.
     part = devices.catalog()[device]

@@ -424,6 +424,36 @@ def test_a_catalog_entry_of_the_wrong_shape_is_parsed_afresh(tmp_path):
         assert place.bandwidth() == HONEST, what
 
 
+def test_a_published_profile_entry_is_read_only_whole_and_in_range(tmp_path):
+    # `in practice` needs H100-SXM's published profile (26.54 µs for x * 2 on 4096² bf16), kept in the cache folder
+    place = Place(tmp_path)
+    place.spec.write_text("device H100-SXM\nx = bf16[4096, 4096]\nx * 2 in practice ≈ 40 µs\n", encoding="utf-8")
+
+    def calibrated() -> float:
+        results = json.loads(place.check().stdout)["results"]
+        return next(r["actual"] for r in results if r["source"] == "calibrated")
+
+    honest = calibrated()
+    assert honest == pytest.approx(26.54e-6, rel=1e-3)
+    [entry] = place.entries("published")
+    good = json.loads(entry.read_text(encoding="utf-8"))
+    lying = {**good, "facts": {**good["facts"], "hbm_bandwidth": 1e16}}
+    entry.write_text(json.dumps(lying), encoding="utf-8")
+    assert calibrated() < honest  # this user's own entry, in range: read (only this user could have put it there)
+    wrong = {
+        "a NaN": json.dumps(good).replace(str(good["facts"]["hbm_bandwidth"]), "NaN", 1),
+        "a fact out of range": json.dumps({**good, "facts": {**good["facts"], "hbm_bandwidth": 1e30}}),
+        "a fact gpuspec does not know": json.dumps({**good, "facts": {**good["facts"], "warp_drive": 1.0}}),
+        "a string for a number": json.dumps({**good, "facts": {**good["facts"], "hbm_bandwidth": "3e12"}}),
+        "no derivations": json.dumps({k: v for k, v in good.items() if k != "derivations"}),
+        "a list": json.dumps([good]),
+        "not JSON": "{",
+    }
+    for what, text in wrong.items():
+        entry.write_text(text, encoding="utf-8")
+        assert calibrated() == pytest.approx(honest), what
+
+
 # --- where the folder is, and a full disk ----------------------------------------------------------------------
 
 
