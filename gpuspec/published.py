@@ -823,6 +823,10 @@ def data(device: str, exclude: frozenset[str] | tuple = ()) -> dict:
                            f"({devices.catalog()[device].model_only}), and no published measurement is of one")
     import json
 
+    if not exclude:
+        shipped = _shipped(device)
+        if shipped is not None:
+            return shipped
     # the measurements as read (what catalog_data gives, whatever file it came from), the code, the other catalogs
     measured = json.dumps(catalog_data("published"), separators=(",", ":"), ensure_ascii=False)
     material = cachedir.key(_code_key(), measured, device, *sorted(exclude))
@@ -832,6 +836,72 @@ def data(device: str, exclude: frozenset[str] | tuple = ()) -> dict:
     profile = _made(device, exclude)
     cachedir.store("published", material, profile)
     return profile
+
+
+# Each catalog device's published profile as published.toml gives it, shipped built (scripts/
+# generate_published_profiles.py writes them, and a test keeps them current): building one parses published.toml
+# and runs the fits, more than a whole check of a spec takes. Used only while the catalogs are those they were built
+# from; else a profile is built (and kept in the cache folder).
+SHIPPED = "published"  # catalog/published/<device>.json.xz
+_SHIPPED_LARGEST = 16 * 2**20  # bytes, decompressed: a profile is a few hundred kB
+
+
+@cache
+def shipped_inputs() -> str:
+    """A hash of what the shipped profiles were built from: the catalogs' text and gpuspec's version."""
+    import hashlib
+
+    from gpuspec.resources import data_dir
+    from gpuspec.text import regular_bytes
+    from gpuspec.version import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    for name in ("published", "devices", "models"):
+        text = regular_bytes(data_dir("catalog") / f"{name}.toml")
+        digest.update(b"%d:" % len(text) + text)
+    return digest.hexdigest()
+
+
+def shipped_path(device: str) -> Path:
+    from gpuspec.resources import data_dir
+
+    return data_dir("catalog") / SHIPPED / f"{device}.json.xz"
+
+
+def _shipped(device: str) -> dict | None:
+    """The profile shipped for `device`, when it was built from the catalogs there are and reads as one; else None."""
+    import json
+    import lzma
+
+    from gpuspec.text import regular_bytes
+
+    try:
+        raw = regular_bytes(shipped_path(device))
+        unpacking = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        text = unpacking.decompress(raw, max_length=_SHIPPED_LARGEST)
+        if not unpacking.eof:
+            return None
+        payload = json.loads(text, parse_constant=_refused)
+    except (OSError, lzma.LZMAError, ValueError, RecursionError):
+        return None
+    if not isinstance(payload, dict) or payload.get("inputs") != shipped_inputs():
+        return None
+    profile = payload.get("profile")
+    return profile if _well_formed(profile) else None
+
+
+def shipped_bytes(device: str) -> bytes:
+    """What scripts/generate_published_profiles.py writes for `device`: its profile built afresh, and the inputs."""
+    import json
+    import lzma
+
+    payload = {"inputs": shipped_inputs(), "profile": _made(device, ())}
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return lzma.compress(text, format=lzma.FORMAT_XZ, preset=9)
+
+
+def _refused(constant: str):
+    raise ValueError(f"{constant} in a shipped profile")
 
 
 # What a published profile is made from besides published.toml: the catalogs and the code of the rules it fits by.

@@ -146,6 +146,7 @@ def test_a_clock_entry_with_unusable_power_or_sms_is_left_out_not_divided_by(mon
         if e["id"].startswith("rrze-l40-gpu"):
             e.update(keys)
     monkeypatch.setattr(published, "catalog_data", lambda name: {"measurement": entries})
+    monkeypatch.setattr(published, "_shipped", lambda device: None)  # built from published.toml as it is
     published.measurements.cache_clear()
     published._cached.cache_clear()
     try:
@@ -650,6 +651,7 @@ def test_nccl_algorithm_refuses_what_it_does_not_know():
 ])
 def test_a_malformed_published_entry_is_named_in_words(monkeypatch, entry, words):
     monkeypatch.setattr(published, "catalog_data", lambda name: {"measurement": [entry]})
+    monkeypatch.setattr(published, "_shipped", lambda device: None)  # built from published.toml as it is
     published.measurements.cache_clear()
     try:
         with pytest.raises(profiles.ProfileError) as raised:
@@ -810,3 +812,19 @@ def test_a_calibrated_prefill_with_8_bit_weights_attends_at_the_16_bit_tensor_ra
     flops = 4 * 32 * 128 * 2048 * 2049 / 2
     assert runs[-1][0] == pytest.approx(flops / h100.facts["tensor_bf16"])
     assert runs[-1][0] > flops / h100.facts["tensor_fp8"] * 1.5  # not the fp8 rate the weights' GEMMs take
+
+
+def test_the_shipped_profiles_are_what_published_toml_gives_now():
+    # gpuspec/catalog/published/*.json.xz, read in place of building a profile at every start (compared by content:
+    # xz's bytes may differ between library versions)
+    import lzma
+
+    from gpuspec.resources import data_dir
+
+    shipped = sorted(path.name for path in (data_dir("catalog") / published.SHIPPED).glob("*.json.xz"))
+    assert shipped == sorted(f"{name}.json.xz" for name in published.measurable())
+    for name in published.measurable():
+        found = json.loads(lzma.decompress(published.shipped_path(name).read_bytes()))
+        assert found == json.loads(lzma.decompress(published.shipped_bytes(name))), \
+            f"{name}: run python scripts/generate_published_profiles.py"
+        assert published.data(name) == found["profile"]
