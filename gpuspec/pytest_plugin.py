@@ -195,7 +195,9 @@ class SpecFile(pytest.File):
         seen: dict[str, int] = {}
         for claim_verdicts in grouped.values():
             claim = claim_verdicts[0].claim
-            name = _shown(f"{claim.statement.rstrip(':')} | {claim.text}")
+            statement = claim.statement.rstrip(":")
+            # a claim that is its whole statement (`x.time ≈ 4 ms`, a number checked in a sentence) is named once
+            name = _shown(claim.text if statement.strip() == claim.text.strip() else f"{statement} | {claim.text}")
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:  # the same claim twice in one file: number the later ones
                 name = f"{name} [{seen[name]}]"
