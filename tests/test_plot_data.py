@@ -468,3 +468,23 @@ def test_stacked_captions_keep_their_order_and_move_only_as_far_as_they_must():
     assert top == [385, 395]  # kept under the top
     crowded = labels.spread([5] * 6, [10] * 6, 0, 30, gap=0)  # more than fits: they never overlap
     assert all(b - a >= 10 for a, b in zip(crowded, crowded[1:]))
+
+
+def test_workloads_of_several_files_with_one_name_are_told_apart_by_their_file(tmp_path):
+    a, b = tmp_path / "a.gpu", tmp_path / "b.gpu"
+    a.write_text(LESSON)
+    b.write_text(LESSON)
+    targets = select.load_targets([(str(a), None), (str(b), None)])
+    labels = [s.label for s in select.subjects(targets)]
+    assert "a.gpu: tiny" in labels and "b.gpu: tiny" in labels and "tiny" not in labels
+    lanes = data.timeline([s for s in select.stream_subjects(targets) if s.label.endswith(": tiny")]).lanes
+    assert [lane.place for lane in lanes] == [f"a.gpu:{lanes[0].line}", f"b.gpu:{lanes[0].line}"]
+    assert [lane.name for lane in lanes] == ["tiny", "tiny"]  # the place names the file
+    alone = data.timeline([s for s in _subjects() if s.label == "tiny"]).lanes[0]
+    assert alone.place == f"line {alone.line}"  # one file: its line says where
+
+
+def test_an_unnamed_stream_is_titled_by_its_workload_without_its_claims(tmp_path):
+    targets = _target(tmp_path, "device H100-SXM\nx = bf16[1024]\ny = x * 2\n30 launches of y is ≈ 100 µs\n")
+    (lane,) = data.timeline(select.stream_subjects(targets)).lanes
+    assert lane.name == "30 launches of y"

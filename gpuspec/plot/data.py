@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 from gpuspec import model, units
 from gpuspec.record import Record, as_tuple, record
@@ -332,11 +333,15 @@ class Lane(Record):
     gaps: tuple[Interval, ...]         # the GPU idle, within the span shown
     total: float                       # the whole stream's time, as the model computes it
     busy_share: float                  # the whole stream's share of time the GPU runs kernels
+    place: str = ""                    # where it is written: `line 7`, or `a.gpu:7` when lanes come from files
 
     @property
     def name(self) -> str:
-        """What the lane's title calls the stream: its name, else the whole statement (a label is shortened)."""
-        return self.label if self.label.isidentifier() else self.statement
+        """What the lane's title calls the stream: its name, else the workload as written (its claims left out: a
+        label is shortened)."""
+        if self.label.isidentifier():
+            return self.label
+        return re.split(r"\s+is\s+", self.statement.strip().rstrip(":"), maxsplit=1)[0].strip()
 
 
 @record
@@ -414,6 +419,7 @@ def timeline(subjects: list[Subject]) -> Timeline:
     span = min(span, min(cost + MAX_DRAWN * (min(pattern) + node_cost) if s.workload.graph
                          else MAX_DRAWN * max(cost, min(pattern)) for s, (pattern, cost, node_cost) in shapes))
     lanes = []
+    several = len({s.path for s in subjects}) > 1  # lanes of several files say which file each is from
     for subject, (pattern, cost, node_cost) in shapes:
         w = subject.workload
         e = model.estimate(w)
@@ -423,8 +429,10 @@ def timeline(subjects: list[Subject]) -> Timeline:
             gaps = idle_gaps(gpu, min(span, gpu[-1].end))
         else:
             gaps = idle_gaps(gpu, span)
-        lanes.append(Lane(subject.label, subject.line, w.text or subject.label, w.graph, cost, as_tuple(pattern),
-                          tuple(host), tuple(gpu), tuple(gaps), total, e["busy_share"].number))
+        place = f"{Path(subject.path).name}:{subject.line}" if several else f"line {subject.line}"
+        label = subject.label.removeprefix(f"{Path(subject.path).name}: ")  # the place names the file
+        lanes.append(Lane(label, subject.line, w.text or label, w.graph, cost, as_tuple(pattern),
+                          tuple(host), tuple(gpu), tuple(gaps), total, e["busy_share"].number, place))
     return Timeline(tuple(lanes), span)
 
 

@@ -288,7 +288,7 @@ def _lane_title(lane) -> str:
     launch = (f"one graph launch of {units.format_si(lane.launch_cost, units.TIME)}" if lane.graph else
               f"a launch every {units.format_si(lane.launch_cost, units.TIME)}")
     share = f"{lane.busy_share * 100:.3g}"
-    return (f"{lane.name} (line {lane.line}): {each} kernels, {launch}; "
+    return (f"{lane.name} ({lane.place or f'line {lane.line}'}): {each} kernels, {launch}; "
             f"GPU busy {share}% of the {units.format_si(lane.total, units.TIME)} stream")
 
 

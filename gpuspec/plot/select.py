@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attrs import evolve
+
 from gpuspec import kinds
 from gpuspec.api import Search, Spec, line_problem, load_spec, spec_files
 from gpuspec.devices import Device
@@ -58,7 +60,15 @@ def subjects(targets: list[Target]) -> list[Subject]:
         if problem is not None:
             raise SelectionError(problem.message)
         found.extend(here)
-    return found
+    return _told_apart(found)
+
+
+def _told_apart(found: list[Subject]) -> list[Subject]:
+    """The subjects, a label that names workloads of several files prefixed with each one's file (`a.gpu: y`)."""
+    files: dict[str, set[str]] = {}
+    for subject in found:
+        files.setdefault(subject.label, set()).add(subject.path)
+    return [evolve(s, label=f"{Path(s.path).name}: {s.label}") if len(files[s.label]) > 1 else s for s in found]
 
 
 def roofline_subjects(targets: list[Target]) -> list[Subject]:
@@ -91,7 +101,7 @@ def stream_subjects(targets: list[Target]) -> list[Subject]:
     if not found:
         where = ", ".join(_target(t.path, t.line) for t in targets) or "the files given"
         raise SelectionError(f"{where}: no launch streams to draw; write one as `N launches of W`")
-    return found
+    return _told_apart(found)
 
 
 def _all(target: Target) -> list[Subject]:
