@@ -242,7 +242,7 @@ def test_json_carries_the_warnings_and_why_nothing_was_checked(tmp_path):
                        "message": report.warnings[0].message, "help": report.warnings[0].help}
     assert "lowercase `gpu`" in warning["message"]
     assert data["nothing_checked"] == report.nothing_checked()
-    assert data["nothing_checked"].startswith("nothing checked: no gpu blocks")
+    assert data["nothing_checked"].startswith("nothing checked: no claims in ")
     assert data["nothing_checked"].endswith("; 1 warning may say why")
     checked = json.loads(json_report.render(failing()))
     assert checked["warnings"] == [] and checked["nothing_checked"] is None
