@@ -395,8 +395,9 @@ def meaning(folder: Path, path: str) -> tuple[object, tuple | None]:
 
     def work():
         report = run_check([path])
-        verdicts = tuple((v.claim.metric, v.claim.comparator, v.claim.expected.written, v.source, v.status,
-                          None if v.actual is None else repr(v.actual.number)) for v in report.verdicts)
+        # a value written as arithmetic is quoted as written, and fmt lays out its spaces: `1^1 %` says `1^1%`
+        verdicts = tuple((v.claim.metric, v.claim.comparator, "".join(v.claim.expected.written.split()), v.source,
+                          v.status, None if v.actual is None else repr(v.actual.number)) for v in report.verdicts)
         return verdicts, tuple(sorted(d.code for d in report.diagnostics))
 
     found, problem = guarded(folder, work)
