@@ -205,7 +205,7 @@ def format_si(number: float, dimension: Dimension, digits: int = 3) -> str:
     if dimension == COUNT:
         return format_count(number)
     if dimension == CYCLES:
-        return f"{format_count(number)} cycles"
+        return f"{format_count(number)} cycle{'s' * (number != 1)}"
     magnitude = abs(number)
     prefix, scale = "", 1.0
     if magnitude >= 1e30 or magnitude < 1e-24 or not math.isfinite(magnitude):  # far past any prefix: 1.00e305 s

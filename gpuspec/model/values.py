@@ -70,9 +70,9 @@ class Value(Record):
             low = units.format_si(self.low, self.dimension, digits)
             high = units.format_si(self.high, self.dimension, digits)
             return f"{low.split()[0]}–{high}" if low.split()[1:] == high.split()[1:] else f"{low} – {high}"
-        if self.dimension == _PER_SECOND and 1e3 <= abs(self.number) < 1e12:  # `1,447 /s`, not `1.45 k/s`
-            if abs(self.number) < 1e6:
-                return f"{float(units.significant(self.number, max(digits, 4)).replace(',', '')):,.0f} /s"
+        if self.dimension == _PER_SECOND and 1e3 <= abs(self.number) < 1e12:  # `1,447/s`, not `1.45 k/s`
+            if abs(self.number) < 1e6:  # written against its number, as a claim's value and a failure show it
+                return f"{float(units.significant(self.number, max(digits, 4)).replace(',', '')):,.0f}/s"
             scale, word = (1e9, "billion") if abs(self.number) >= 1e9 else (1e6, "million")
             return f"{units.significant(self.number / scale, digits)} {word} /s"
         if self.dimension == units.TIME and 1e3 <= abs(self.number) < 1e9:  # `72.7 days`, not `6.28 Ms`
