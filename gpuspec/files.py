@@ -2,6 +2,7 @@
 file beside the target, flushed, then renamed over it in one step), and JSON read with errors in words."""
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -161,31 +162,50 @@ def read_json(path: str | Path, error: type[Exception], limit: int = JSON_LIMIT,
         raise error(f"{path} nests lists or objects too deeply to be {what}") from None
 
 
-def _read_bounded(path: Path, error: type[Exception], limit: int, what: str) -> bytes:
-    """At most `limit` bytes of a regular file. Opened without blocking, so that a FIFO planted in its place is
-    refused rather than waited on; a device (a link to /dev/zero) is refused before a byte is read."""
-    try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as problem:
-        raise error(f"cannot read {path}: {problem.strerror or problem}") from None
+class NotRegular(OSError):
+    """What read_regular found at a path is no regular file: `kind` says what it is (a folder, a FIFO, ...)."""
+
+    def __init__(self, kind: str):
+        folder = kind == "a folder"
+        super().__init__(errno.EISDIR if folder else errno.EINVAL,
+                         os.strerror(errno.EISDIR) if folder else "not a regular file (a pipe, a device or a socket)")
+        self.kind = kind
+
+
+def read_regular(path: str | Path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at `path` (at most `limit` + 1 of them, where a limit is given, so that the
+    caller can tell a file too large). Opened without blocking and looked at before a byte is read: a FIFO planted
+    in its place would block the read for ever, and a device (a link to /dev/zero) never end; either is NotRegular,
+    as is a folder. OSError if it cannot be read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
+    handle = os.open(path, flags)
     try:
         mode = os.fstat(handle).st_mode
-        if stat.S_ISDIR(mode):
-            raise error(f"cannot read {path}: it is a folder; {what} is a file")
         if not stat.S_ISREG(mode):
-            raise error(f"cannot read {path}: it is {_kind(mode)}, not a regular file")
+            raise NotRegular("a folder" if stat.S_ISDIR(mode) else _kind(mode))
         chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
+        while limit is None or size <= limit:
+            chunk = os.read(handle, 1 << 20 if limit is None else min(1 << 20, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-    except OSError as problem:
-        raise error(f"cannot read {path}: {problem.strerror or problem}") from None
+        return b"".join(chunks)
     finally:
         os.close(handle)
-    raw = b"".join(chunks)
+
+
+def _read_bounded(path: Path, error: type[Exception], limit: int, what: str) -> bytes:
+    """At most `limit` bytes of a regular file (read_regular), or `error` in words."""
+    try:
+        raw = read_regular(path, limit)
+    except NotRegular as problem:
+        if problem.kind == "a folder":
+            raise error(f"cannot read {path}: it is a folder; {what} is a file") from None
+        raise error(f"cannot read {path}: it is {problem.kind}, not a regular file") from None
+    except OSError as problem:
+        raise error(f"cannot read {path}: {problem.strerror or problem}") from None
     if len(raw) > limit:
         raise error(f"{path} is larger than {_size(limit)}, more than {what} holds; it was not read")
     return raw

@@ -851,13 +851,13 @@ def shipped_inputs() -> str:
     """A hash of what the shipped profiles were built from: the catalogs' text and gpuspec's version."""
     import hashlib
 
+    from gpuspec.files import read_regular
     from gpuspec.resources import data_dir
-    from gpuspec.text import regular_bytes
     from gpuspec.version import __version__
 
     digest = hashlib.sha256(__version__.encode())
     for name in ("published", "devices", "models"):
-        text = regular_bytes(data_dir("catalog") / f"{name}.toml")
+        text = read_regular(data_dir("catalog") / f"{name}.toml")
         digest.update(b"%d:" % len(text) + text)
     return digest.hexdigest()
 
@@ -873,10 +873,10 @@ def _shipped(device: str) -> dict | None:
     import json
     import lzma
 
-    from gpuspec.text import regular_bytes
+    from gpuspec.files import read_regular
 
     try:
-        raw = regular_bytes(shipped_path(device))
+        raw = read_regular(shipped_path(device))
         unpacking = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
         text = unpacking.decompress(raw, max_length=_SHIPPED_LARGEST)
         if not unpacking.eof:
@@ -919,9 +919,9 @@ def _code_key() -> bytes:
     code += sorted((package / "model").glob("*.py")) + sorted((package / "kinds").glob("**/*.py"))
     catalogs = [data_dir("catalog") / f"{name}.toml" for name in ("devices", "models")]
     from gpuspec import cachedir
-    from gpuspec.text import regular_bytes
+    from gpuspec.files import read_regular
 
-    return cachedir.key(__version__, *(regular_bytes(path) for path in (*code, *catalogs)))
+    return cachedir.key(__version__, *(read_regular(path) for path in (*code, *catalogs)))
 
 
 def _well_formed(value) -> bool:

@@ -8,14 +8,13 @@ the line breaks it was written with.
 """
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from pathlib import Path
 
 from attrs import field
 
+from gpuspec.files import read_regular
 from gpuspec.record import Record, ValueRecord, record
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -174,23 +173,7 @@ def decode(raw: bytes, path: str) -> FileText:
 
 def read_file(path: str | Path) -> FileText:
     """The text of the file at `path`, as written (see decode). OSError if it cannot be read."""
-    return decode(regular_bytes(path), str(path))
-
-
-def regular_bytes(path: str | Path) -> bytes:
-    """The bytes of a regular file; OSError for anything else: a FIFO would block the read for ever and a device
-    never end, so neither is opened for reading (O_NONBLOCK, then fstat, before a byte is read)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a pipe, a device or a socket)")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    return decode(read_regular(path), str(path))
 
 
 def read_spec(path: str | Path) -> SpecText:
@@ -209,7 +192,7 @@ def undecoded(raw: bytes) -> str:
 def read_leniently(path: str | Path) -> str:
     """The lines of a file to show beside an error, read as every command reads it; '' if it cannot be read."""
     try:
-        return undecoded(regular_bytes(path))
+        return undecoded(read_regular(path))
     except (OSError, ValueError):  # ValueError: a NUL in the name
         return ""
 
@@ -227,7 +210,7 @@ def write_back(read: FileText, written: str) -> None:
     target = os.path.realpath(read.path)
     try:
         links = os.stat(target).st_nlink
-        now = regular_bytes(target)
+        now = read_regular(target)
     except OSError as error:
         raise WriteError(f"cannot write {shown}: {error.strerror or error}") from None
     if links > 1:
