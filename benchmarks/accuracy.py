@@ -17,6 +17,7 @@ only its source gives) has no out-of-sample error, and the table counts it.
 """
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 import sys
@@ -28,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 import attrs  # noqa: E402
 
 from gpuspec import api, model, published, units  # noqa: E402
-from gpuspec.sources import rebind  # noqa: E402
+from gpuspec.model.values import leaves  # noqa: E402
+from gpuspec.sources import facts_used, rebind  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "accuracy" / "corpus"
 KINDS = ("memory-bound", "norms", "launches", "matmul", "attention", "decode", "prefill", "collectives")
@@ -44,23 +46,21 @@ class Figure:
         self.kind, self.name, self.meta, self.workload, self.line = kind, name, meta, workload, line
         self.id, self.origin = meta["id"], meta["origin"]
         self.device = workload.device.name
-        self._in_sample = None
+
+    @functools.cached_property
+    def calibrated(self):
+        """The figure's time by its device's whole published profile, with its derivation."""
+        return _time_value(self.workload, published.build(self.device).apply(self.workload.device))
 
     @property
     def in_sample(self) -> bool:
         """Whether the calibrated prediction rests on a number the figure's own source gave."""
-        if self._in_sample is None:
-            full = published.build(self.device)
-            used = origins_used(_time_value(self.workload, full.apply(self.workload.device)), full)
-            self._in_sample = self.origin in used
-        return self._in_sample
+        return self.origin in origins_used(self.calibrated, published.build(self.device))
 
     def errors(self) -> dict[str, float | None]:
         ideal = model.estimate(self.workload)
         measured = ideal["observed_time"].number
-        full = published.build(self.device)
-        times = {"ideal": ideal["time"].number,
-                 "calibrated": _time_value(self.workload, full.apply(self.workload.device)).number,
+        times = {"ideal": ideal["time"].number, "calibrated": self.calibrated.number,
                  "out_of_sample": left_out_time(self)}
         return {"measured": measured, **times,
                 **{f"{k}_error": None if v is None else v / measured - 1 for k, v in times.items()}}
@@ -71,7 +71,8 @@ def left_out_time(figure: Figure) -> float | None:
     that origin; None when it cannot be computed without them."""
     left_out = published.build(figure.device, exclude=(figure.origin,))
     try:
-        return _time_value(figure.workload, left_out.apply(without_origin(figure.workload.device, figure.origin))).number
+        device = left_out.apply(without_origin(figure.workload.device, figure.origin))
+        return _time_value(figure.workload, device).number
     except model.ModelError:
         return None
 
@@ -90,18 +91,9 @@ def _time_value(workload, device):
 def origins_used(value, profile) -> set[str]:
     """The origins of the numbers a derivation rests on: of each profile fact it uses (its derivation's origins),
     and of each catalog fact whose reference CATALOG_ORIGINS names."""
-    found, stack, seen = set(), [value], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if current.rule is None and current.reference:
-            if current.reference in CATALOG_ORIGINS:
-                found.add(CATALOG_ORIGINS[current.reference])
-            elif current.name in profile.facts and current.reference == profile.origin(current.name):
-                found.update((profile.derivations.get(current.name) or {}).get("origins", ()))
-        stack.extend(current.inputs)
+    found = {CATALOG_ORIGINS[leaf.reference] for leaf in leaves(value) if leaf.reference in CATALOG_ORIGINS}
+    for name in facts_used(value, profile):
+        found.update((profile.derivations.get(name) or {}).get("origins", ()))
     return found
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from gpuspec import kinds, model, units
-from gpuspec.model.values import Value
+from gpuspec.model.values import Value, leaves
 from gpuspec.profiles import Profile, device_for_gpu
 from gpuspec.results import Measurement
 from gpuspec.schema import PARTS
@@ -104,16 +104,8 @@ class Calibrated:
 
 def facts_used(value: Value, profile: Profile) -> set[str]:
     """The profile's facts a value's derivation rests on (its leaves that cite the profile)."""
-    found, waiting, seen = set(), [value], set()
-    while waiting:
-        item = waiting.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if not item.inputs and item.name in profile.facts and item.reference == profile.origin(item.name):
-            found.add(item.name)
-        waiting.extend(item.inputs)
-    return found
+    return {leaf.name for leaf in leaves(value)
+            if leaf.name in profile.facts and leaf.reference == profile.origin(leaf.name)}
 
 
 class Published:

@@ -401,6 +401,19 @@ def extreme_inputs(values, limit: int = 4) -> list[Value]:
 _LARGEST, _SMALLEST = 18, -15
 
 
+def leaves(value: Value):
+    """The given values a derivation rests on (device facts, settings, numbers written), each once."""
+    waiting, seen = [value], set()
+    while waiting:
+        item = waiting.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if not item.inputs:
+            yield item
+        waiting.extend(item.inputs)
+
+
 def fact(fact: Fact) -> Value:
     return Value(fact.name, fact.value, fact.dimension, reference=fact.reference, note=fact.note,
                  low=fact.low, high=fact.high)
