@@ -71,6 +71,21 @@ def patch_os(monkeypatch, module, **replaced) -> None:
     monkeypatch.setattr(module, "os", view)
 
 
+def check_for_github(spec: Path, summary: Path, capsys) -> tuple[int, str, str]:
+    """`gpuspec check --format github SPEC` with GITHUB_STEP_SUMMARY set to `summary`: (exit status, out, err)."""
+    import os
+
+    from gpuspec.cli import main
+
+    os.environ["GITHUB_STEP_SUMMARY"] = str(summary)
+    try:
+        code = main(["check", "--format", "github", str(spec)])
+    finally:
+        del os.environ["GITHUB_STEP_SUMMARY"]
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def errors(text: str) -> list:
     return list(run(text).diagnostics)
 

@@ -2,14 +2,13 @@
 GitHub annotations, and the whole Markdown report appended to the job summary, written safely."""
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
+from conftest import check_for_github
 
 from gpuspec.api import check_text
-from gpuspec.cli import main
 from gpuspec.report import github, markdown, text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,13 +100,7 @@ def test_a_github_annotation_is_short():
 def _github(tmp_path, capsys, summary) -> tuple[int, str, str]:
     spec = tmp_path / "a.gpu"
     spec.write_text(SLOW, encoding="utf-8")
-    os.environ["GITHUB_STEP_SUMMARY"] = str(summary)
-    try:
-        code = main(["check", "--format", "github", str(spec)])
-    finally:
-        del os.environ["GITHUB_STEP_SUMMARY"]
-    out, err = capsys.readouterr()
-    return code, out, err
+    return check_for_github(spec, summary, capsys)
 
 
 def test_the_job_summary_gets_the_whole_report_appended(tmp_path, capsys):

@@ -3,11 +3,11 @@
 step), with thousands of failures; the notebook's summary and the left-out lines say `1 error`, `1 more file`."""
 from __future__ import annotations
 
-import os
 import re
 
+from conftest import check_for_github
+
 from gpuspec.api import check_text
-from gpuspec.cli import main
 from gpuspec.report import github, markdown, notebook
 from gpuspec.report.markdown import LIMIT, SUMMARY_LIMIT, Section, fitted
 
@@ -46,12 +46,7 @@ def test_the_job_summary_keeps_under_a_mib_with_thousands_of_failures(tmp_path, 
     summary = tmp_path / "summary.md"
     earlier = "an earlier command of the step wrote this\n" * 1000
     summary.write_text(earlier, encoding="utf-8")
-    os.environ["GITHUB_STEP_SUMMARY"] = str(summary)
-    try:
-        code = main(["check", "--format", "github", str(spec)])
-    finally:
-        del os.environ["GITHUB_STEP_SUMMARY"]
-    out, err = capsys.readouterr()
+    code, out, err = check_for_github(spec, summary, capsys)
     assert code == 1 and err == ""
     written = summary.read_bytes()
     assert len(written) <= SUMMARY_LIMIT < 1024 * 1024  # it appended 3.3 MB
