@@ -26,7 +26,7 @@ _KIND = "spec"
 # The code a parse's nodes depend on besides the text: parse.py and what it builds nodes from (a development
 # checkout changes these without a new version), and this module's encoding. The parser tables are made from the
 # grammar by the installed Lark, and both are in the key.
-_CODE = ("parse.py", "nodes.py", "text.py", "record.py", "diagnostics.py", "resources.py",
+_CODE = ("parse.py", "nodes.py", "text.py", "files.py", "record.py", "diagnostics.py", "resources.py",
          "cache.py", "version.py")
 
 
